@@ -1,0 +1,48 @@
+# corral — the two commands a new user needs are `make run` and `make test`.
+ADDR    ?= 127.0.0.1:8080
+DB      ?= corral.db
+BIN     := bin/corral
+FUZZTIME ?= 5s
+# Fuzz targets, as package:FuzzName; each runs for FUZZTIME under `make test`.
+FUZZ_TARGETS := \
+	./models/placement:FuzzParseMemberOf \
+	./models/scheduling:FuzzParseRequirement
+
+GO_SOURCES := $(shell find . -name '*.go' -not -path './bin/*')
+
+.PHONY: run build test unit fuzz bench generate lint clean
+
+run: build
+	./$(BIN) serve --addr $(ADDR) --db $(DB) --demo
+
+build: $(BIN)
+
+$(BIN): $(GO_SOURCES) go.mod go.sum $(shell find static views -type f)
+	go build -o $(BIN) ./cmd/corral
+
+test: lint unit fuzz
+
+unit:
+	go test -count=1 -timeout 30m ./...
+
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$pkg $$name for $(FUZZTIME)"; \
+		go test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
+
+bench:
+	go test -run '^$$' -bench . -benchmem -timeout 60m ./...
+	go run ./cmd/corral-load
+
+generate:
+	go tool templ generate
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ\.go$$')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	go vet ./...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,189 @@
+package models
+
+import "time"
+
+// The entities below are plain structs. Their gorm tags describe the tables
+// that models/store migrates; nothing here imports gorm.
+
+// Inventory is one resource class's capacity on a provider (Placement's shape).
+type Inventory struct {
+	Total           int64   `json:"total"`
+	Reserved        int64   `json:"reserved"`
+	MinUnit         int64   `json:"min_unit,omitempty"`
+	MaxUnit         int64   `json:"max_unit,omitempty"`
+	StepSize        int64   `json:"step_size,omitempty"`
+	AllocationRatio float64 `json:"allocation_ratio"`
+}
+
+// TraitSharesViaAggregate marks a sharing provider (e.g. shared storage).
+const TraitSharesViaAggregate = "MISC_SHARES_VIA_AGGREGATE"
+
+// Provider is a resource provider. A root (no parent) that is not a sharing
+// provider is a host; its name is the host name.
+type Provider struct {
+	UUID        string               `gorm:"primaryKey;size:36" json:"uuid"`
+	Name        string               `gorm:"uniqueIndex;size:200;not null" json:"name"`
+	ParentUUID  *string              `gorm:"size:36;index" json:"parent_provider_uuid"`
+	RootUUID    string               `gorm:"size:36;index" json:"root_provider_uuid"`
+	Traits      []string             `gorm:"serializer:json" json:"traits"`
+	Inventories map[string]Inventory `gorm:"serializer:json" json:"inventories,omitempty"`
+	Usages      map[string]int64     `gorm:"serializer:json" json:"usages,omitempty"`
+	Generation  int64                `gorm:"not null;default:0" json:"generation"`
+	CreatedAt   time.Time            `json:"created_at"`
+	UpdatedAt   time.Time            `json:"updated_at"`
+}
+
+// HasTrait reports whether p carries trait t.
+func (p *Provider) HasTrait(t string) bool {
+	for _, x := range p.Traits {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+// IsSharing reports whether p shares its resources via aggregates.
+func (p *Provider) IsSharing() bool { return p.HasTrait(TraitSharesViaAggregate) }
+
+// IsHost reports whether p is a compute host: a root that is not sharing.
+func (p *Provider) IsHost() bool { return p.ParentUUID == nil && !p.IsSharing() }
+
+// Aggregate is Nova's host aggregate and Placement's aggregate in one.
+// ID is Nova's integer id; UUID is what Placement and member_of speak.
+type Aggregate struct {
+	ID               int64             `gorm:"primaryKey;autoIncrement" json:"id"`
+	UUID             string            `gorm:"uniqueIndex;size:36;not null" json:"uuid"`
+	Name             string            `gorm:"uniqueIndex;size:255;not null" json:"name"`
+	AvailabilityZone *string           `gorm:"size:255" json:"availability_zone"`
+	Metadata         map[string]string `gorm:"serializer:json" json:"metadata"`
+	// Members are provider UUIDs; the store keeps them in aggregate_members.
+	Members    []string  `gorm:"-" json:"members"`
+	Generation int64     `gorm:"not null;default:0" json:"generation"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+// AggregateMember is one provider's membership in one aggregate.
+type AggregateMember struct {
+	AggregateUUID string `gorm:"primaryKey;size:36"`
+	ProviderUUID  string `gorm:"primaryKey;size:36;index"`
+}
+
+// Flavor is a Nova flavor; ID is the flavorid.
+type Flavor struct {
+	ID         string            `gorm:"primaryKey;size:255" json:"id"`
+	Name       string            `gorm:"uniqueIndex;size:255;not null" json:"name"`
+	VCPUs      int               `json:"vcpus"`
+	RAMMB      int               `json:"ram_mb"`
+	DiskGB     int               `json:"disk_gb"`
+	ExtraSpecs map[string]string `gorm:"serializer:json" json:"extra_specs"`
+	Generation int64             `gorm:"not null;default:0" json:"generation"`
+	CreatedAt  time.Time         `json:"created_at"`
+	UpdatedAt  time.Time         `json:"updated_at"`
+}
+
+// Server is an instance: just enough to hold group members and count per host.
+type Server struct {
+	UUID      string    `gorm:"primaryKey;size:36" json:"uuid"`
+	Name      string    `gorm:"size:255" json:"name"`
+	ProjectID string    `gorm:"size:255;index" json:"project_id"`
+	UserID    string    `gorm:"size:255" json:"user_id"`
+	Host      string    `gorm:"size:255;index" json:"host"` // the host provider's name
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Server group policies.
+const (
+	PolicyAffinity         = "affinity"
+	PolicyAntiAffinity     = "anti-affinity"
+	PolicySoftAffinity     = "soft-affinity"
+	PolicySoftAntiAffinity = "soft-anti-affinity"
+)
+
+// RuleMaxServerPerHost is the only server-group rule (anti-affinity only).
+const RuleMaxServerPerHost = "max_server_per_host"
+
+// ServerGroup is a Nova server group. Members are server UUIDs.
+type ServerGroup struct {
+	UUID       string         `gorm:"primaryKey;size:36" json:"uuid"`
+	Name       string         `gorm:"size:255" json:"name"`
+	ProjectID  string         `gorm:"size:255;index" json:"project_id"`
+	UserID     string         `gorm:"size:255" json:"user_id"`
+	Policy     string         `gorm:"size:32;not null" json:"policy"`
+	Rules      map[string]int `gorm:"serializer:json" json:"rules"`
+	Members    []string       `gorm:"serializer:json" json:"members"`
+	Generation int64          `gorm:"not null;default:0" json:"generation"`
+	CreatedAt  time.Time      `json:"created_at"`
+	UpdatedAt  time.Time      `json:"updated_at"`
+}
+
+// MaxServerPerHost returns the anti-affinity limit: the rule, or 1 by default.
+func (g *ServerGroup) MaxServerPerHost() int {
+	if n, ok := g.Rules[RuleMaxServerPerHost]; ok && n > 0 {
+		return n
+	}
+	return 1
+}
+
+// Roles, from most to least privileged.
+const (
+	RoleAdmin  = "admin"
+	RoleMember = "member"
+	RoleReader = "reader"
+)
+
+// ValidRole reports whether r is one of the three roles.
+func ValidRole(r string) bool { return r == RoleAdmin || r == RoleMember || r == RoleReader }
+
+// User signs in to the console and owns API tokens.
+type User struct {
+	ID           int64     `gorm:"primaryKey;autoIncrement" json:"id"`
+	Name         string    `gorm:"uniqueIndex;size:255;not null" json:"name"`
+	PasswordHash string    `gorm:"size:255;not null" json:"-"`
+	Role         string    `gorm:"size:16;not null" json:"role"`
+	ProjectID    string    `gorm:"size:255" json:"project_id"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+// APIToken is stored hashed; the plain token is shown once when created.
+type APIToken struct {
+	ID         int64      `gorm:"primaryKey;autoIncrement" json:"id"`
+	UserID     int64      `gorm:"index;not null" json:"user_id"`
+	Name       string     `gorm:"size:255" json:"name"`
+	Hash       string     `gorm:"uniqueIndex;size:64;not null" json:"-"`
+	Prefix     string     `gorm:"size:16" json:"prefix"` // first characters, to recognise it
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+	RevokedAt  *time.Time `json:"revoked_at"`
+}
+
+// AuditEvent records one change: who, when, what, before → after (JSON).
+type AuditEvent struct {
+	ID         int64     `gorm:"primaryKey;autoIncrement" json:"id"`
+	At         time.Time `gorm:"index;not null" json:"at"`
+	Actor      string    `gorm:"size:255;index" json:"actor"`
+	Via        string    `gorm:"size:32" json:"via"` // console, compute-api, placement-api, cli
+	Action     string    `gorm:"size:64" json:"action"`
+	ObjectType string    `gorm:"size:64;index" json:"object_type"`
+	ObjectID   string    `gorm:"size:255;index" json:"object_id"`
+	ObjectName string    `gorm:"size:255" json:"object_name"`
+	Before     string    `gorm:"type:text" json:"before"`
+	After      string    `gorm:"type:text" json:"after"`
+}
+
+// Quota limits a project's server groups and group members (Nova's names).
+type Quota struct {
+	ProjectID string `gorm:"primaryKey;size:255" json:"project_id"`
+	Resource  string `gorm:"primaryKey;size:64" json:"resource"`
+	Limit     int    `json:"limit"`
+}
+
+// Quota resources and Nova's defaults.
+const (
+	QuotaServerGroups       = "server_groups"
+	QuotaServerGroupMembers = "server_group_members"
+	DefaultQuota            = 10
+)

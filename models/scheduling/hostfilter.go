@@ -1,0 +1,49 @@
+package scheduling
+
+import "corral/models"
+
+// HostState is what a host filter or weigher sees of one host.
+type HostState struct {
+	Provider *models.Provider // the host's root provider
+	// Aggregates are the aggregates that contain the host's root provider.
+	Aggregates []*models.Aggregate
+}
+
+// Name is the host name (the root provider's name).
+func (h *HostState) Name() string { return h.Provider.Name }
+
+// Request is one scheduling request as the host filters and weighers see it.
+type Request struct {
+	ProjectID        string
+	UserID           string
+	Flavor           *models.Flavor // never nil: an ad-hoc flavor has no name
+	AvailabilityZone string
+	Group            *models.ServerGroup // nil when the request names no group
+	NumInstances     int
+	// GroupHosts counts, per host name, the group's live members on that
+	// host; empty when Group is nil.
+	GroupHosts map[string]int
+	Settings   models.Settings
+}
+
+// Verdict is one filter's answer for one host. Reason says, for a person,
+// why the host failed (or, optionally, why it passed).
+type Verdict struct {
+	Passed bool
+	Reason string
+}
+
+// HostFilter is one of nova's host filters. Filter must never panic: input
+// that would crash upstream fails the host with the reason spelled out.
+type HostFilter interface {
+	Name() string
+	Filter(h *HostState, r *Request) Verdict
+}
+
+// Weigher scores a host; the pipeline normalises raw weights across hosts
+// (nova's normalisation to [0,1]) and multiplies them by Multiplier.
+type Weigher interface {
+	Name() string
+	Weigh(h *HostState, r *Request) float64
+	Multiplier(s models.Settings) float64
+}

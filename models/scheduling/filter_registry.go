@@ -1,0 +1,39 @@
+package scheduling
+
+// hostFilters lists every host filter corral knows, in the default order:
+// the aggregate-metadata filters first, then the tenant and server-group
+// filters (the order DESIGN.md §4 gives). The filters are stateless, so one
+// value of each serves every request.
+var hostFilters = []HostFilter{
+	AggregateInstanceExtraSpecsFilter{},
+	AggregateInstanceTypeFilter{},
+	AggregateMultiTenancyIsolation{},
+	ServerGroupAffinityFilter{},
+	ServerGroupAntiAffinityFilter{},
+}
+
+// LookupHostFilter finds a host filter by its nova.conf name (case-sensitive,
+// as nova's enabled_filters is).
+func LookupHostFilter(name string) (HostFilter, bool) {
+	for _, f := range hostFilters {
+		if f.Name() == name {
+			return f, true
+		}
+	}
+	return nil, false
+}
+
+// HostFilterNames lists every known host filter, in the default order.
+func HostFilterNames() []string {
+	names := make([]string, len(hostFilters))
+	for i, f := range hostFilters {
+		names[i] = f.Name()
+	}
+	return names
+}
+
+// DefaultWeighers are the weighers every request is weighed with, in order.
+// See weigher_affinity.go for what the pipeline does with their weights.
+func DefaultWeighers() []Weigher {
+	return []Weigher{ServerGroupSoftAffinityWeigher{}, ServerGroupSoftAntiAffinityWeigher{}}
+}

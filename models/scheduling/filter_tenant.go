@@ -1,0 +1,83 @@
+package scheduling
+
+import (
+	"fmt"
+	"strings"
+
+	"corral/models"
+)
+
+// TenantKeyPrefix starts every tenant-isolation metadata key. Nova matches
+// by prefix, so filter_tenant_id, filter_tenant_id2, filter_tenant_id_gr1
+// and even filter_tenant_ids all count.
+const TenantKeyPrefix = "filter_tenant_id"
+
+// IsTenantKey reports whether an aggregate metadata key restricts tenants.
+func IsTenantKey(key string) bool { return strings.HasPrefix(key, TenantKeyPrefix) }
+
+// AggregateMultiTenancyIsolation is nova's post-filter: a host whose
+// aggregates carry tenant keys accepts only the projects named there (the
+// union over all its aggregates, comma lists split). It keeps other projects
+// out; it does not keep a project in (hosts without tenant keys accept all).
+// Suffixed keys count since nova 30 (2024.2, commit 3cd26b0a); nova 26 (Zed),
+// which the peers run, still read filter_tenant_id alone.
+type AggregateMultiTenancyIsolation struct{}
+
+// Name implements HostFilter.
+func (AggregateMultiTenancyIsolation) Name() string { return models.FilterAggregateMultiTenancy }
+
+// Filter implements HostFilter.
+func (AggregateMultiTenancyIsolation) Filter(h *HostState, r *Request) Verdict {
+	project := ""
+	if r != nil {
+		project = r.ProjectID
+	}
+	restricted, allowed := false, false
+	if h != nil {
+		for _, a := range h.Aggregates {
+			if a == nil {
+				continue
+			}
+			for k, v := range a.Metadata {
+				if !IsTenantKey(k) {
+					continue
+				}
+				restricted = true
+				eachPiece(v, func(t string) bool {
+					allowed = allowed || t == project
+					return !allowed
+				})
+			}
+		}
+	}
+	switch {
+	case !restricted:
+		return Verdict{Passed: true, Reason: "no aggregate of the host restricts tenants"}
+	case allowed:
+		return Verdict{Passed: true, Reason: "the project is among the host's tenants"}
+	}
+	return Verdict{Reason: fmt.Sprintf("project %q is not among the host's tenants %s (filter_tenant_id keys)", project, hfFormatValues(TenantsOf(h)))}
+}
+
+// TenantsOf lists the projects h's aggregates admit (sorted); none means
+// the host is not restricted.
+func TenantsOf(h *HostState) []string {
+	var ts []string
+	if h == nil {
+		return nil
+	}
+	for _, a := range h.Aggregates {
+		if a == nil {
+			continue
+		}
+		for k, v := range a.Metadata {
+			if IsTenantKey(k) {
+				eachPiece(v, func(t string) bool {
+					ts = append(ts, t)
+					return true
+				})
+			}
+		}
+	}
+	return hfSortedUnique(ts)
+}

@@ -1,0 +1,149 @@
+package scheduling
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Tenant and reservation tags are metadata keys the console shows as typed
+// fields. The helpers below read them and write them back, never touching
+// other keys, and return a new map (the input is not modified).
+
+// TenantTags lists the projects an aggregate's tenant keys name (every key
+// starting with filter_tenant_id, comma lists split, spaces stripped, empty
+// entries dropped), sorted and unique.
+func TenantTags(md map[string]string) []string {
+	var ts []string
+	for k, v := range md {
+		if !IsTenantKey(k) {
+			continue
+		}
+		eachPiece(v, func(t string) bool {
+			if t != "" {
+				ts = append(ts, t)
+			}
+			return true
+		})
+	}
+	return hfSortedUnique(ts)
+}
+
+// tenantKey is the n-th tenant key: filter_tenant_id, filter_tenant_id2, ...
+func tenantKey(n int) string {
+	if n <= 1 {
+		return TenantKeyPrefix
+	}
+	return TenantKeyPrefix + strconv.Itoa(n)
+}
+
+// SetTenantTags returns md with its tenant keys replaced so that they name
+// exactly projects, one project per key, as Placement's pre-filter needs.
+// Suffixes are stable: a project that already had a key of its own keeps
+// it; new projects take the first free key of filter_tenant_id,
+// filter_tenant_id2, filter_tenant_id3, ... A comma in a project splits it.
+func SetTenantTags(md map[string]string, projects []string) map[string]string {
+	want := cleanTags(projects, true)
+	out := make(map[string]string, len(md)+len(want))
+	keep := map[string]string{} // project -> its existing single-project key
+	for _, k := range hfSortedKeys(md) {
+		v := md[k]
+		if !IsTenantKey(k) {
+			out[k] = v
+			continue
+		}
+		p := pyStrip(v)
+		if p != "" && !strings.Contains(p, ",") && want[p] && keep[p] == "" {
+			keep[p] = k
+		}
+	}
+	used := map[string]bool{}
+	for p, k := range keep {
+		out[k] = p
+		used[k] = true
+	}
+	n := 1
+	for _, p := range orderedTags(projects, true) {
+		if keep[p] != "" {
+			continue
+		}
+		for used[tenantKey(n)] {
+			n++
+		}
+		out[tenantKey(n)] = p
+		used[tenantKey(n)] = true
+	}
+	return out
+}
+
+// ReservationTags lists the reservation ids of an aggregate: the keys that
+// start with prefix (e.g. "reservation:"), without it, sorted. An empty
+// prefix means reservations are off: none.
+func ReservationTags(md map[string]string, prefix string) []string {
+	if prefix == "" {
+		return nil
+	}
+	var ids []string
+	for k := range md {
+		if id, ok := strings.CutPrefix(k, prefix); ok && strings.TrimSpace(id) != "" {
+			ids = append(ids, id)
+		}
+	}
+	return hfSortedUnique(ids)
+}
+
+// ReservationTagValue is the value SetReservationTags gives a new
+// reservation key; only the key matters to the reservation filter.
+const ReservationTagValue = "true"
+
+// SetReservationTags returns md with exactly one key prefix+id per id:
+// keys of ids that stay keep their values, new ones get
+// ReservationTagValue, other keys with the prefix are removed. With an empty
+// prefix md is returned unchanged (as a copy).
+func SetReservationTags(md map[string]string, prefix string, ids []string) map[string]string {
+	out := make(map[string]string, len(md)+len(ids))
+	want := cleanTags(ids, false)
+	for k, v := range md {
+		if prefix != "" && strings.HasPrefix(k, prefix) && !want[k[len(prefix):]] {
+			continue
+		}
+		out[k] = v
+	}
+	if prefix == "" {
+		return out
+	}
+	for _, id := range orderedTags(ids, false) {
+		if _, ok := out[prefix+id]; !ok {
+			out[prefix+id] = ReservationTagValue
+		}
+	}
+	return out
+}
+
+// orderedTags trims tags, drops empty ones and duplicates, and (for
+// projects) splits comma lists, keeping the caller's order.
+func orderedTags(tags []string, splitCommas bool) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range tags {
+		pieces := []string{t}
+		if splitCommas {
+			pieces = strings.Split(t, ",")
+		}
+		for _, p := range pieces {
+			p = pyStrip(p)
+			if p != "" && !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func cleanTags(tags []string, splitCommas bool) map[string]bool {
+	set := map[string]bool{}
+	for _, t := range orderedTags(tags, splitCommas) {
+		set[t] = true
+	}
+	return set
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"corral/models/scheduling"
+)
+
+const previewSeed = "testdata/preview_seed.json"
+
+// previewWith loads the seed preview document and replaces its request.
+func previewWith(t *testing.T, request string) string {
+	t.Helper()
+	data, err := os.ReadFile(previewSeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["request"] = json.RawMessage(request)
+	out, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+func runPreviewOn(args []string, stdin string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = runPreview(args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func passing(t *testing.T, out string) (string, *scheduling.Trace) {
+	t.Helper()
+	var tr scheduling.Trace
+	if err := json.Unmarshal([]byte(out), &tr); err != nil {
+		t.Fatalf("trace is not JSON: %v\n%s", err, out)
+	}
+	var names []string
+	for _, h := range tr.Hosts {
+		if h.Passed {
+			names = append(names, h.Name)
+		}
+	}
+	sort.Strings(names)
+	return strings.Join(names, " "), &tr
+}
+
+func TestPreviewSeed(t *testing.T) {
+	const (
+		aggB = "bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb"
+		aggC = "cccccccc-cccc-4ccc-8ccc-cccccccccccc"
+	)
+	cases := []struct {
+		name  string
+		args  []string
+		stdin string
+		hosts string
+		query string
+		err   string
+	}{
+		// The file's own request: the reservation aggregate aggB is
+		// forbidden by default and !aggC is the person's term.
+		{"file", []string{previewSeed}, "", "cn1", "member_of=!in:" + aggB + "," + aggC + "&resources=DISK_GB:20,MEMORY_MB:2048,VCPU:1", ""},
+		{"stdin, reserved flavor", nil, previewWith(t, `{"project_id": "tA", "flavor": "reserved"}`), "cn2",
+			"member_of=in:" + aggB + "&resources=DISK_GB:40,MEMORY_MB:4096,VCPU:2", ""},
+		{"dash is stdin, tenant post-filter", []string{"-"}, previewWith(t, `{"project_id": "tB", "flavor": {"vcpus": 1, "extra_specs": {"reservation:r1": "x"}}}`), "cn2",
+			"member_of=in:" + aggB + "&resources=VCPU:1", ""},
+		{"unschedulable is still a trace", nil, previewWith(t, `{"project_id": "tZ", "settings": {"limit_tenants_to_placement_aggregate": true, "placement_aggregate_required_for_tenants": true}}`), "",
+			"member_of=!in:" + aggB, "no hosts available for tenant tZ"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errOut := runPreviewOn(c.args, c.stdin)
+			if code != 0 || errOut != "" {
+				t.Fatalf("exit %d, stderr %q", code, errOut)
+			}
+			hosts, tr := passing(t, out)
+			if hosts != c.hosts || tr.PlacementQuery != c.query {
+				t.Errorf("hosts %q query %q, want %q %q", hosts, tr.PlacementQuery, c.hosts, c.query)
+			}
+			if len(tr.Providers) != 8 || tr.Summary.Providers != 8 {
+				t.Errorf("%d providers listed", len(tr.Providers))
+			}
+			if (c.err == "") != (tr.Error == nil) || tr.Error != nil && !strings.HasPrefix(*tr.Error, c.err) {
+				t.Errorf("error %v, want %q", tr.Error, c.err)
+			}
+		})
+	}
+}
+
+func TestPreviewBadInput(t *testing.T) {
+	cases := []struct {
+		name   string
+		args   []string
+		stdin  string
+		stderr string
+	}{
+		{"bad member_of", nil, previewWith(t, `{"placement": {"member_of": ["in:aggA,!aggB"]}}`),
+			"corral preview: request.placement.member_of: Invalid query string parameters: Expected 'member_of' parameter to contain valid UUID(s). Got: !aggB\n"},
+		{"numbered group", nil, previewWith(t, `{"placement": {"groups": {"1": {"member_of": ["!aggA,aggB"]}}}}`),
+			"corral preview: request.placement.groups.1.member_of: Multiple values for 'member_of' must be prefixed with the 'in:' or '!in:' keyword using the valid microversion. Got: !aggA,aggB\n"},
+		{"unknown flavor", nil, previewWith(t, `{"flavor": "m9.huge"}`), "corral preview: request.flavor: no flavor named \"m9.huge\"\n"},
+		{"unknown group", nil, previewWith(t, `{"server_group": "web"}`), "corral preview: request.server_group: no server group named \"web\"\n"},
+		{"unknown request field", nil, previewWith(t, `{"flavour": "m1.small"}`), "corral preview: request.flavour: unknown field\n"},
+		{"unknown top-level field", nil, `{"world": {}, "requests": {}}`, "corral preview: requests: unknown field\n"},
+		{"unknown world field", nil, `{"world": {"providers": [{"name": "a", "colour": "red"}]}}`, "corral preview: world.providers[0].colour: unknown field\n"},
+		{"dangling member", nil, `{"world": {"aggregates": [{"name": "x", "members": ["cn9"]}]}}`, "corral preview: world.aggregates[0].members[0]: no provider named \"cn9\"\n"},
+		{"unknown filter", nil, previewWith(t, `{"settings": {"enabled_filters": ["RamFilter"]}}`), "corral preview: request.settings.enabled_filters[0]: unknown host filter \"RamFilter\"\n"},
+		{"missing world", nil, `{"request": {}}`, "corral preview: world: missing: a preview needs a world\n"},
+		{"not JSON", nil, "{\n  \"world\": ", "corral preview: truncated JSON\n"},
+		{"two files", []string{"a", "b"}, "", "corral preview: usage: corral preview [FILE]\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errOut := runPreviewOn(c.args, c.stdin)
+			if code != 2 || out != "" || errOut != c.stderr {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 2 and %q", code, out, errOut, c.stderr)
+			}
+		})
+	}
+	code, _, errOut := runPreviewOn([]string{"testdata/no-such-file.json"}, "")
+	if code != 2 || !strings.Contains(errOut, "no-such-file.json") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("missing file: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestPreviewVerb goes through the command's dispatcher.
+func TestPreviewVerb(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"preview", previewSeed}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if hosts, _ := passing(t, out.String()); hosts != "cn1" {
+		t.Errorf("hosts %q", hosts)
+	}
+}

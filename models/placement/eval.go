@@ -1,0 +1,377 @@
+package placement
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// Mode is how a member_of request group is evaluated.
+type Mode uint8
+
+const (
+	// Direct is GET /resource_providers: a provider is judged by its own
+	// aggregates only.
+	Direct Mode = iota
+	// Unnumbered is the unnumbered group of GET /allocation_candidates,
+	// which scheduling uses: an aggregate on a root spans its whole tree,
+	// AND-ed terms are resolved on direct membership first, and a sharing
+	// provider must itself be in the required aggregates.
+	Unnumbered
+	// Numbered is a member_of<N> granular group: direct membership only.
+	Numbered
+)
+
+// Modes lists the three modes in the order the console shows them.
+var Modes = []Mode{Direct, Unnumbered, Numbered}
+
+func (m Mode) String() string {
+	switch m {
+	case Direct:
+		return "direct"
+	case Unnumbered:
+		return "unnumbered"
+	case Numbered:
+		return "numbered"
+	}
+	return fmt.Sprintf("mode(%d)", uint8(m))
+}
+
+// Via says whose membership excluded a provider.
+type Via uint8
+
+const (
+	ViaSelf Via = iota // the provider's own aggregates
+	ViaRoot            // its root's aggregates (unnumbered mode only)
+)
+
+func (v Via) String() string {
+	if v == ViaRoot {
+		return "root"
+	}
+	return "self"
+}
+
+// Exclusion explains why one provider was excluded.
+type Exclusion struct {
+	// Forbidden is true when a forbidden aggregate excluded the provider;
+	// otherwise a required term was not met.
+	Forbidden bool
+	// Term is the index into Terms.Required of the first term not met, or -1.
+	Term int
+	// Aggregate is the index of the forbidden aggregate, or -1.
+	Aggregate int
+	Via       Via
+	// Root is the provider's root (meaningful when Via is ViaRoot).
+	Root int
+	// Split is set when every required term is met by the provider or its
+	// root, but not all of them by the same provider: Placement resolves
+	// AND-ed terms on direct membership before spanning the tree.
+	Split bool
+}
+
+// Result is the outcome of evaluating one group's terms over every provider.
+type Result struct {
+	ix    *Index
+	Mode  Mode
+	Terms Terms
+
+	req      [][]int32 // known aggregates of each required term
+	forbAggs []int32   // known forbidden aggregates
+	isForb   Bitset    // over aggregates
+	direct   []Bitset  // providers directly in each required term
+	all      Bitset    // providers directly in every term; nil if no terms
+	bad      Bitset    // providers directly in a forbidden aggregate
+	excluded Bitset
+
+	anchorOnce sync.Once
+	anchored   Bitset // roots served by a passing sharing provider (lazy)
+}
+
+// Evaluate judges every provider against t in the given mode.
+// Unknown aggregate UUIDs are not an error: an unknown forbidden UUID
+// excludes nothing, and a required term naming only unknown UUIDs matches
+// nothing.
+func (ix *Index) Evaluate(t Terms, mode Mode) *Result {
+	n := len(ix.providers)
+	r := &Result{ix: ix, Mode: mode, Terms: t, isForb: NewBitset(len(ix.aggs))}
+	for _, term := range t.Required {
+		var known []int32
+		for _, u := range term {
+			if a, ok := ix.aggByID[u]; ok {
+				known = append(known, a)
+			}
+		}
+		r.req = append(r.req, known)
+		d := ix.union(known)
+		r.direct = append(r.direct, d)
+		if r.all == nil {
+			r.all = d.Clone()
+		} else {
+			r.all.And(d)
+		}
+	}
+	for _, u := range t.Forbidden {
+		if a, ok := ix.aggByID[u]; ok && !r.isForb.Has(int(a)) {
+			r.isForb.Set(int(a))
+			r.forbAggs = append(r.forbAggs, a)
+		}
+	}
+	r.bad = ix.union(r.forbAggs)
+
+	pass := NewBitset(n)
+	if r.all != nil {
+		copy(pass, r.all)
+	} else {
+		pass.Fill(n)
+	}
+	if mode == Unnumbered && n > 0 {
+		// A provider also passes the positive side through its root (not a
+		// sharing provider: it must itself be in the aggregates), and fails
+		// the negative side through its root. Only non-roots can differ from
+		// the direct answer, so walk those.
+		for t, root := range ix.trees {
+			kids := ix.treeKids[t]
+			rootOK := r.all == nil || r.all.Has(int(root))
+			rootBad := r.bad.Has(int(root))
+			for _, c := range kids {
+				ok := pass.Has(int(c)) || (rootOK && !ix.sharing.Has(int(c)))
+				if ok && !rootBad {
+					pass.Set(int(c))
+				} else {
+					pass.Clear(int(c))
+				}
+			}
+		}
+	}
+	pass.AndNot(r.bad)
+	r.excluded = NewBitset(n)
+	r.excluded.Fill(n)
+	r.excluded.AndNot(pass)
+	return r
+}
+
+// EvaluateAll evaluates t in the three modes, for the side-by-side view.
+func (ix *Index) EvaluateAll(t Terms) [3]*Result {
+	return [3]*Result{ix.Evaluate(t, Direct), ix.Evaluate(t, Unnumbered), ix.Evaluate(t, Numbered)}
+}
+
+// Index returns the index the result was computed on.
+func (r *Result) Index() *Index { return r.ix }
+
+// Excluded reports whether provider p is excluded.
+func (r *Result) Excluded(p int) bool { return r.excluded.Has(p) }
+
+// ExcludedSet is the set of excluded providers. Do not modify.
+func (r *Result) ExcludedSet() Bitset { return r.excluded }
+
+// CountExcluded is how many providers are excluded.
+func (r *Result) CountExcluded() int { return r.excluded.Count() }
+
+// Matching returns the providers that pass, in provider order: the answer
+// of GET /resource_providers?member_of=… in Direct mode.
+func (r *Result) Matching() []int {
+	pass := NewBitset(len(r.ix.providers))
+	pass.Fill(len(r.ix.providers))
+	pass.AndNot(r.excluded)
+	return pass.Members()
+}
+
+// spans reports whether root membership counts for provider p.
+func (r *Result) spans(p int) bool {
+	return r.Mode == Unnumbered && r.ix.root[p] != int32(p)
+}
+
+// Explain says why p is excluded; ok is false when p passes. Forbidden
+// aggregates are reported before unmet required terms, the provider's own
+// membership before its root's.
+func (r *Result) Explain(p int) (e Exclusion, ok bool) {
+	if !r.excluded.Has(p) {
+		return Exclusion{}, false
+	}
+	e = Exclusion{Term: -1, Aggregate: -1, Root: int(r.ix.root[p])}
+	if a := r.firstForbidden(p); a >= 0 {
+		e.Forbidden, e.Aggregate = true, a
+		return e, true
+	}
+	if r.spans(p) {
+		if a := r.firstForbidden(int(r.ix.root[p])); a >= 0 {
+			e.Forbidden, e.Aggregate, e.Via = true, a, ViaRoot
+			return e, true
+		}
+	}
+	sharing := r.ix.sharing.Has(p)
+	root := int(r.ix.root[p])
+	for i, d := range r.direct {
+		if d.Has(p) {
+			continue
+		}
+		if r.spans(p) && !sharing {
+			if d.Has(root) {
+				continue
+			}
+			e.Via = ViaRoot
+		}
+		e.Term = i
+		return e, true
+	}
+	// Every term is met by p or its root, but not by one provider alone.
+	e.Split = true
+	for i, d := range r.direct {
+		if !d.Has(p) {
+			e.Term = i
+			break
+		}
+	}
+	return e, true
+}
+
+func (r *Result) firstForbidden(p int) int {
+	if len(r.forbAggs) == 0 {
+		return -1
+	}
+	for _, a := range r.ix.AggregatesOf(p) {
+		if r.isForb.Has(int(a)) {
+			return int(a)
+		}
+	}
+	return -1
+}
+
+// termText names a required term's aggregates for a person.
+func (r *Result) termText(i int) string {
+	term := r.Terms.Required[i]
+	names := make([]string, 0, len(term))
+	for _, u := range term {
+		if a, ok := r.ix.aggByID[u]; ok {
+			names = append(names, r.ix.aggs[a].Name)
+		} else {
+			names = append(names, u+" (unknown)")
+		}
+	}
+	if len(names) == 1 {
+		return "aggregate " + names[0]
+	}
+	return "any of aggregates " + strings.Join(names, ", ")
+}
+
+// Reason is a sentence for a person saying why p is excluded ("" if it
+// passes), naming the provider's root where that is what excluded it.
+func (r *Result) Reason(p int) string {
+	e, ok := r.Explain(p)
+	if !ok {
+		return ""
+	}
+	return r.ReasonFor(p, e)
+}
+
+// ReasonFor renders the reason for provider p from its Exclusion.
+func (r *Result) ReasonFor(p int, e Exclusion) string {
+	ix := r.ix
+	switch {
+	case e.Forbidden && e.Via == ViaRoot:
+		return fmt.Sprintf("root %s is in forbidden aggregate %s", ix.providers[e.Root].Name, ix.aggs[e.Aggregate].Name)
+	case e.Forbidden:
+		return "in forbidden aggregate " + ix.aggs[e.Aggregate].Name
+	case e.Split:
+		return fmt.Sprintf("meets the required terms only by combining its own aggregates with root %s's; Placement matches AND-ed member_of terms on one provider's aggregates", ix.providers[e.Root].Name)
+	case len(r.req[e.Term]) == 0:
+		return fmt.Sprintf("no known aggregate in required term member_of=in:%s", strings.Join(r.Terms.Required[e.Term], ","))
+	case e.Via == ViaRoot:
+		return fmt.Sprintf("neither it nor its root %s is in %s", ix.providers[e.Root].Name, r.termText(e.Term))
+	case ix.sharing.Has(p) && r.Mode == Unnumbered:
+		return "sharing provider is not itself in " + r.termText(e.Term)
+	default:
+		return "not in " + r.termText(e.Term)
+	}
+}
+
+// GroupReason is the reason with the provider's own name (and its root's)
+// taken out, so that exclusions can be counted by cause.
+func (r *Result) GroupReason(p int, e Exclusion) string {
+	ix := r.ix
+	span := ""
+	if r.Mode == Unnumbered {
+		span = " (itself or its root)"
+	}
+	switch {
+	case e.Forbidden:
+		return "in forbidden aggregate " + ix.aggs[e.Aggregate].Name + span
+	case e.Split:
+		return "required member_of terms met only across a root and its child"
+	case len(r.req[e.Term]) == 0:
+		return fmt.Sprintf("no known aggregate in required term member_of=in:%s", strings.Join(r.Terms.Required[e.Term], ","))
+	case ix.sharing.Has(p) && r.Mode == Unnumbered:
+		return "sharing provider is not itself in " + r.termText(e.Term)
+	default:
+		return "not in " + r.termText(e.Term) + span
+	}
+}
+
+// GroupKey identifies the GroupReason of an exclusion without building the
+// string, so that tens of thousands of exclusions can be counted cheaply.
+type GroupKey struct {
+	Forbidden bool
+	Split     bool
+	Sharing   bool
+	Term      int
+	Aggregate int
+}
+
+// Key returns the GroupKey of provider p's exclusion e.
+func (r *Result) Key(p int, e Exclusion) GroupKey {
+	k := GroupKey{Forbidden: e.Forbidden, Split: e.Split, Term: e.Term, Aggregate: e.Aggregate}
+	if e.Forbidden || e.Split {
+		k.Term = -1
+	}
+	if e.Split {
+		k.Aggregate = -1
+	}
+	k.Sharing = !e.Forbidden && !e.Split && r.ix.sharing.Has(p) && r.Mode == Unnumbered
+	return k
+}
+
+// TreeSatisfies reports whether root's tree can satisfy this group: some
+// provider of the tree passes, or a passing sharing provider anchors to it.
+// It answers a numbered group, which any one provider of the candidate may
+// satisfy. Safe for concurrent use.
+func (r *Result) TreeSatisfies(root int) bool {
+	if !r.excluded.Has(root) {
+		return true
+	}
+	for _, c := range r.ix.children[int32(root)] {
+		if !r.excluded.Has(int(c)) {
+			return true
+		}
+	}
+	r.anchorOnce.Do(func() {
+		r.anchored = NewBitset(len(r.ix.providers))
+		r.ix.sharing.Each(func(s int) {
+			if r.excluded.Has(s) {
+				return
+			}
+			for _, a := range r.ix.Anchors(s) {
+				r.anchored.Set(a)
+			}
+		})
+	})
+	return r.anchored.Has(root)
+}
+
+// ForbiddenAnchors lists, for a sharing provider in Unnumbered mode, the
+// anchor roots it can no longer serve because they are in a forbidden
+// aggregate: Placement drops the (sharing provider, anchor) pairing while
+// the sharing provider itself stays a candidate for its other anchors.
+// Other modes and other providers get nil.
+func (r *Result) ForbiddenAnchors(p int) []int {
+	if r.Mode != Unnumbered || !r.ix.sharing.Has(p) || len(r.forbAggs) == 0 {
+		return nil
+	}
+	var out []int
+	for _, a := range r.ix.Anchors(p) {
+		if a != p && r.bad.Has(a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}

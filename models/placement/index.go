@@ -1,0 +1,288 @@
+package placement
+
+import (
+	"sort"
+
+	"corral/models"
+)
+
+// Index is an immutable view of provider trees and aggregate membership,
+// with providers and aggregates numbered densely so that sets of them are
+// bitsets and slices instead of maps.
+type Index struct {
+	providers []*models.Provider
+	provByID  map[string]int32
+	provByNm  map[string]int32
+	parent    []int32 // -1 for a root
+	root      []int32
+	sharing   Bitset
+	hosts     []int32           // roots that are not sharing, in provider order
+	children  map[int32][]int32 // root → every other provider of its tree
+	// trees lists the roots that have children, in provider order, so that
+	// evaluation walks a slice rather than the map.
+	trees    []int32
+	treeKids [][]int32 // children of trees[i]
+
+	aggs      []*models.Aggregate
+	aggByID   map[string]int32
+	aggByName map[string]int32
+	// aggregate → member providers, sorted
+	aggMembers [][]int32
+	// provider → aggregates, as one CSR array (provAggs[provStart[p]:provStart[p+1]])
+	provStart []int32
+	provAggs  []int32
+}
+
+// NewIndex builds the index. Provider parents and aggregate members are
+// provider UUIDs; a dangling reference, a duplicate UUID or a parent cycle is
+// an Invalid error naming the offending object.
+func NewIndex(providers []models.Provider, aggregates []models.Aggregate) (*Index, error) {
+	n := len(providers)
+	ix := &Index{
+		providers: make([]*models.Provider, n),
+		provByID:  make(map[string]int32, n),
+		provByNm:  make(map[string]int32, n),
+		parent:    make([]int32, n),
+		root:      make([]int32, n),
+		sharing:   NewBitset(n),
+		children:  map[int32][]int32{},
+		aggByID:   make(map[string]int32, len(aggregates)),
+		aggByName: make(map[string]int32, len(aggregates)),
+	}
+	for i := range providers {
+		p := &providers[i]
+		ix.providers[i] = p
+		if _, dup := ix.provByID[p.UUID]; dup {
+			return nil, models.E(models.Invalid, "providers", "duplicate provider uuid %q", p.UUID)
+		}
+		ix.provByID[p.UUID] = int32(i)
+		if p.Name != "" {
+			ix.provByNm[p.Name] = int32(i)
+		}
+		if p.IsSharing() {
+			ix.sharing.Set(i)
+		}
+	}
+	for i, p := range ix.providers {
+		ix.parent[i] = -1
+		if p.ParentUUID != nil {
+			j, ok := ix.provByID[*p.ParentUUID]
+			if !ok {
+				return nil, models.E(models.Invalid, "providers", "provider %q: no parent provider %q", p.Name, *p.ParentUUID)
+			}
+			ix.parent[i] = j
+		}
+	}
+	// Roots by walking parents; a walk longer than n means a cycle.
+	for i := range ix.providers {
+		r, steps := int32(i), 0
+		for ix.parent[r] >= 0 {
+			r = ix.parent[r]
+			if steps++; steps > n {
+				return nil, models.E(models.Invalid, "providers", "provider %q: parent chain forms a cycle", ix.providers[i].Name)
+			}
+		}
+		ix.root[i] = r
+		if r != int32(i) {
+			if _, ok := ix.children[r]; !ok {
+				ix.trees = append(ix.trees, r)
+			}
+			ix.children[r] = append(ix.children[r], int32(i))
+		} else if !ix.sharing.Has(i) {
+			ix.hosts = append(ix.hosts, int32(i))
+		}
+	}
+
+	ix.treeKids = make([][]int32, len(ix.trees))
+	for i, r := range ix.trees {
+		ix.treeKids[i] = ix.children[r]
+	}
+
+	ix.aggs = make([]*models.Aggregate, len(aggregates))
+	ix.aggMembers = make([][]int32, len(aggregates))
+	counts := make([]int32, n+1)
+	for a := range aggregates {
+		agg := &aggregates[a]
+		ix.aggs[a] = agg
+		if _, dup := ix.aggByID[agg.UUID]; dup {
+			return nil, models.E(models.Invalid, "aggregates", "duplicate aggregate uuid %q", agg.UUID)
+		}
+		ix.aggByID[agg.UUID] = int32(a)
+		ix.aggByName[agg.Name] = int32(a)
+		members := make([]int32, 0, len(agg.Members))
+		for _, m := range agg.Members {
+			p, ok := ix.provByID[m]
+			if !ok {
+				return nil, models.E(models.Invalid, "aggregates", "aggregate %q: no member provider %q", agg.Name, m)
+			}
+			members = append(members, p)
+		}
+		sort.Slice(members, func(i, j int) bool { return members[i] < members[j] })
+		members = dedup(members)
+		ix.aggMembers[a] = members
+		for _, p := range members {
+			counts[p+1]++
+		}
+	}
+	for i := 1; i <= n; i++ {
+		counts[i] += counts[i-1]
+	}
+	ix.provStart = counts
+	ix.provAggs = make([]int32, counts[n])
+	fill := append([]int32(nil), counts[:n]...)
+	for a, members := range ix.aggMembers {
+		for _, p := range members {
+			ix.provAggs[fill[p]] = int32(a)
+			fill[p]++
+		}
+	}
+	return ix, nil
+}
+
+func dedup(s []int32) []int32 {
+	if len(s) < 2 {
+		return s
+	}
+	out := s[:1]
+	for _, v := range s[1:] {
+		if v != out[len(out)-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Len is the number of providers.
+func (ix *Index) Len() int { return len(ix.providers) }
+
+// Provider returns provider i.
+func (ix *Index) Provider(i int) *models.Provider { return ix.providers[i] }
+
+// ProviderByUUID finds a provider's index by UUID.
+func (ix *Index) ProviderByUUID(u string) (int, bool) {
+	i, ok := ix.provByID[u]
+	return int(i), ok
+}
+
+// ProviderByName finds a provider's index by name.
+func (ix *Index) ProviderByName(name string) (int, bool) {
+	i, ok := ix.provByNm[name]
+	return int(i), ok
+}
+
+// LookupProvider finds a provider by UUID first, then by name.
+func (ix *Index) LookupProvider(ref string) (int, bool) {
+	if i, ok := ix.provByID[ref]; ok {
+		return int(i), true
+	}
+	return ix.ProviderByName(ref)
+}
+
+// Parent is provider i's parent, or -1.
+func (ix *Index) Parent(i int) int { return int(ix.parent[i]) }
+
+// Root is provider i's root (i itself for a root).
+func (ix *Index) Root(i int) int { return int(ix.root[i]) }
+
+// IsSharing reports whether provider i carries MISC_SHARES_VIA_AGGREGATE.
+func (ix *Index) IsSharing(i int) bool { return ix.sharing.Has(i) }
+
+// IsHost reports whether provider i is a host (a root that is not sharing).
+func (ix *Index) IsHost(i int) bool { return ix.root[i] == int32(i) && !ix.sharing.Has(i) }
+
+// Hosts returns the host providers in provider order. Do not modify.
+func (ix *Index) Hosts() []int32 { return ix.hosts }
+
+// Descendants returns every provider below root i (not i itself), in
+// provider order. Do not modify.
+func (ix *Index) Descendants(root int) []int32 { return ix.children[int32(root)] }
+
+// NumAggregates is the number of aggregates.
+func (ix *Index) NumAggregates() int { return len(ix.aggs) }
+
+// Aggregate returns aggregate a.
+func (ix *Index) Aggregate(a int) *models.Aggregate { return ix.aggs[a] }
+
+// AggregateByUUID finds an aggregate's index by UUID (exact string match,
+// as Placement compares them).
+func (ix *Index) AggregateByUUID(u string) (int, bool) {
+	a, ok := ix.aggByID[u]
+	return int(a), ok
+}
+
+// AggregateByName finds an aggregate's index by name.
+func (ix *Index) AggregateByName(name string) (int, bool) {
+	a, ok := ix.aggByName[name]
+	return int(a), ok
+}
+
+// Members returns aggregate a's member providers, sorted. Do not modify.
+func (ix *Index) Members(a int) []int32 { return ix.aggMembers[a] }
+
+// AggregatesOf returns the aggregates provider i is directly in, sorted.
+// Do not modify.
+func (ix *Index) AggregatesOf(i int) []int32 { return ix.provAggs[ix.provStart[i]:ix.provStart[i+1]] }
+
+// InAggregate reports whether provider i is directly in aggregate a.
+func (ix *Index) InAggregate(i, a int) bool {
+	for _, x := range ix.AggregatesOf(i) {
+		if int(x) == a {
+			return true
+		}
+	}
+	return false
+}
+
+// Anchors returns the roots a sharing provider serves: the roots of every
+// provider that shares an aggregate with it, plus the sharing provider
+// itself (Placement's anchors_for_sharing_providers). Computed on demand,
+// because a sharing provider in a large aggregate anchors thousands of trees.
+func (ix *Index) Anchors(i int) []int {
+	seen := map[int32]bool{ix.root[i]: true}
+	out := []int{int(ix.root[i])}
+	for _, a := range ix.AggregatesOf(i) {
+		for _, m := range ix.aggMembers[a] {
+			r := ix.root[m]
+			if !seen[r] {
+				seen[r] = true
+				out = append(out, int(r))
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// SharingFor returns the sharing providers that serve root r: those sharing
+// an aggregate with any provider of r's tree.
+func (ix *Index) SharingFor(r int) []int {
+	seen := map[int32]bool{}
+	var out []int
+	visit := func(p int32) {
+		for _, a := range ix.AggregatesOf(int(p)) {
+			for _, m := range ix.aggMembers[a] {
+				if ix.sharing.Has(int(m)) && !seen[m] && m != int32(r) {
+					seen[m] = true
+					out = append(out, int(m))
+				}
+			}
+		}
+	}
+	visit(int32(r))
+	for _, c := range ix.children[int32(r)] {
+		visit(c)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// Providers in aggregate set (the union of the given aggregates' members).
+func (ix *Index) union(aggs []int32) Bitset {
+	b := NewBitset(len(ix.providers))
+	for _, a := range aggs {
+		for _, p := range ix.aggMembers[a] {
+			b.Set(int(p))
+		}
+	}
+	return b
+}

@@ -1,0 +1,273 @@
+package scheduling
+
+import (
+	"fmt"
+	"strings"
+
+	"corral/models"
+)
+
+// Change operations of a draft.
+const (
+	OpSetMetadata       = "set_metadata"       // aggregate, key, value
+	OpUnsetMetadata     = "unset_metadata"     // aggregate, key
+	OpAddTenant         = "add_tenant"         // aggregate, project
+	OpRemoveTenant      = "remove_tenant"      // aggregate, project
+	OpAddReservation    = "add_reservation"    // aggregate, reservation
+	OpRemoveReservation = "remove_reservation" // aggregate, reservation
+	OpAddMember         = "add_member"         // aggregate, provider
+	OpRemoveMember      = "remove_member"      // aggregate, provider
+	OpCreateAggregate   = "create_aggregate"   // aggregate (name), [uuid, availability_zone, metadata]
+	OpDeleteAggregate   = "delete_aggregate"   // aggregate
+	OpSetSettings       = "set_settings"       // settings
+)
+
+// Change is one staged edit of a draft. Aggregates and providers are named
+// by name or UUID.
+type Change struct {
+	Op               string            `json:"op"`
+	Aggregate        string            `json:"aggregate,omitempty"`
+	Key              string            `json:"key,omitempty"`
+	Value            string            `json:"value,omitempty"`
+	Project          string            `json:"project,omitempty"`
+	Reservation      string            `json:"reservation,omitempty"`
+	Provider         string            `json:"provider,omitempty"`
+	UUID             string            `json:"uuid,omitempty"`
+	AvailabilityZone *string           `json:"availability_zone,omitempty"`
+	Metadata         map[string]string `json:"metadata,omitempty"`
+	Settings         *SettingsOverride `json:"settings,omitempty"`
+}
+
+// ApplyChanges returns a new world with the changes applied in order. The
+// input world is not modified (aggregates are copied; everything a change
+// cannot touch is shared). A change that does not apply — an unknown
+// aggregate or provider, a duplicate name, removing a tag that is not
+// there — is an Invalid error naming the change ("changes[2].aggregate").
+func ApplyChanges(w *models.World, changes []Change) (*models.World, error) {
+	out := *w
+	out.Aggregates = make([]models.Aggregate, len(w.Aggregates))
+	for i, a := range w.Aggregates {
+		out.Aggregates[i] = cloneAggregate(a)
+	}
+	out.Settings.EnabledFilters = append([]string(nil), w.Settings.EnabledFilters...)
+	provs := make(map[string]*models.Provider, len(w.Providers)*2)
+	for i := range w.Providers {
+		p := &w.Providers[i]
+		provs[p.Name] = p
+	}
+	for i := range w.Providers {
+		provs[w.Providers[i].UUID] = &w.Providers[i] // UUIDs win over names
+	}
+	for i, c := range changes {
+		if err := applyChange(&out, provs, c, fmt.Sprintf("changes[%d]", i)); err != nil {
+			return nil, err
+		}
+	}
+	return &out, nil
+}
+
+func cloneAggregate(a models.Aggregate) models.Aggregate {
+	md := make(map[string]string, len(a.Metadata))
+	for k, v := range a.Metadata {
+		md[k] = v
+	}
+	a.Metadata = md
+	a.Members = append([]string(nil), a.Members...)
+	if a.AvailabilityZone != nil {
+		az := *a.AvailabilityZone
+		a.AvailabilityZone = &az
+	}
+	return a
+}
+
+func findAggregate(w *models.World, ref string) int {
+	for i := range w.Aggregates {
+		if w.Aggregates[i].UUID == ref {
+			return i
+		}
+	}
+	for i := range w.Aggregates {
+		if w.Aggregates[i].Name == ref {
+			return i
+		}
+	}
+	return -1
+}
+
+func applyChange(w *models.World, provs map[string]*models.Provider, c Change, at string) error {
+	if c.Op == OpSetSettings {
+		if c.Settings == nil {
+			return models.E(models.Invalid, at+".settings", "set_settings needs settings")
+		}
+		w.Settings = c.Settings.Apply(w.Settings)
+		return nil
+	}
+	if c.Aggregate == "" {
+		return models.E(models.Invalid, at+".aggregate", "%s needs an aggregate", c.Op)
+	}
+	if c.Op == OpCreateAggregate {
+		if findAggregate(w, c.Aggregate) >= 0 {
+			return models.E(models.Invalid, at+".aggregate", "an aggregate named %q already exists", c.Aggregate)
+		}
+		u := c.UUID
+		if u == "" {
+			u = models.NewUUID()
+		} else if !models.ValidUUID(u) || findAggregate(w, u) >= 0 {
+			return models.E(models.Invalid, at+".uuid", "%q is not a free UUID", u)
+		}
+		var id int64
+		for _, a := range w.Aggregates {
+			id = max(id, a.ID)
+		}
+		a := cloneAggregate(models.Aggregate{ID: id + 1, UUID: u, Name: c.Aggregate, AvailabilityZone: c.AvailabilityZone, Metadata: c.Metadata})
+		w.Aggregates = append(w.Aggregates, a)
+		return nil
+	}
+	ai := findAggregate(w, c.Aggregate)
+	if ai < 0 {
+		return models.E(models.Invalid, at+".aggregate", "no aggregate named %q", c.Aggregate)
+	}
+	agg := &w.Aggregates[ai]
+	switch c.Op {
+	case OpDeleteAggregate:
+		w.Aggregates = append(w.Aggregates[:ai:ai], w.Aggregates[ai+1:]...)
+	case OpSetMetadata:
+		if c.Key == "" {
+			return models.E(models.Invalid, at+".key", "set_metadata needs a key")
+		}
+		agg.Metadata[c.Key] = c.Value
+	case OpUnsetMetadata:
+		if _, ok := agg.Metadata[c.Key]; !ok {
+			return models.E(models.Invalid, at+".key", "aggregate %s has no metadata key %q", agg.Name, c.Key)
+		}
+		delete(agg.Metadata, c.Key)
+	case OpAddTenant:
+		if c.Project == "" {
+			return models.E(models.Invalid, at+".project", "add_tenant needs a project")
+		}
+		for k, v := range agg.Metadata {
+			if IsTenantKey(k) && v == c.Project {
+				return nil // already tagged under its own key
+			}
+		}
+		// One project per key: the placement pre-filter cannot read lists.
+		key := TenantKeyPrefix
+		for n := 2; ; n++ {
+			if _, used := agg.Metadata[key]; !used {
+				break
+			}
+			key = fmt.Sprintf("%s%d", TenantKeyPrefix, n)
+		}
+		agg.Metadata[key] = c.Project
+	case OpRemoveTenant:
+		found := false
+		for _, k := range sortedKeys(agg.Metadata) {
+			if !IsTenantKey(k) {
+				continue
+			}
+			var keep []string
+			for _, piece := range strings.Split(agg.Metadata[k], ",") {
+				if strings.TrimSpace(piece) == c.Project {
+					found = true
+				} else {
+					keep = append(keep, piece)
+				}
+			}
+			if len(keep) == 0 {
+				delete(agg.Metadata, k)
+			} else {
+				agg.Metadata[k] = strings.Join(keep, ",")
+			}
+		}
+		if !found {
+			return models.E(models.Invalid, at+".project", "aggregate %s has no tenant tag for project %q", agg.Name, c.Project)
+		}
+	case OpAddReservation, OpRemoveReservation:
+		if c.Reservation == "" {
+			return models.E(models.Invalid, at+".reservation", "%s needs a reservation id", c.Op)
+		}
+		prefix := w.Settings.RequiredMemberPrefix
+		if prefix == "" {
+			prefix = models.DefaultSettings().RequiredMemberPrefix
+		}
+		key := prefix + c.Reservation
+		if c.Op == OpAddReservation {
+			agg.Metadata[key] = c.Reservation
+		} else if _, ok := agg.Metadata[key]; !ok {
+			return models.E(models.Invalid, at+".reservation", "aggregate %s has no reservation tag %s", agg.Name, key)
+		} else {
+			delete(agg.Metadata, key)
+		}
+	case OpAddMember, OpRemoveMember:
+		p, ok := provs[c.Provider]
+		if !ok {
+			return models.E(models.Invalid, at+".provider", "no provider named %q", c.Provider)
+		}
+		pos := -1
+		for i, m := range agg.Members {
+			if m == p.UUID {
+				pos = i
+			}
+		}
+		switch {
+		case c.Op == OpAddMember && pos < 0:
+			agg.Members = append(agg.Members, p.UUID)
+		case c.Op == OpRemoveMember && pos < 0:
+			return models.E(models.Invalid, at+".provider", "%s is not a member of aggregate %s", p.Name, agg.Name)
+		case c.Op == OpRemoveMember:
+			agg.Members = append(agg.Members[:pos:pos], agg.Members[pos+1:]...)
+		}
+	default:
+		return models.E(models.Invalid, at+".op", "unknown change %q", c.Op)
+	}
+	return nil
+}
+
+// HostChange is one host whose eligibility differs between two traces.
+type HostChange struct {
+	Name string `json:"name"`
+	// Stage and Reason say why the host fails in the trace where it fails.
+	Stage  string `json:"stage,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// TraceDiff is what a draft changes: hosts that pass live but fail in the
+// draft (NewlyExcluded) and the reverse (NewlyEligible), by host name.
+type TraceDiff struct {
+	NewlyExcluded []HostChange `json:"newly_excluded"`
+	NewlyEligible []HostChange `json:"newly_eligible"`
+	// Incomplete is set when a trace came from JSON with a limit, so some
+	// hosts could not be compared.
+	Incomplete bool `json:"incomplete"`
+}
+
+// DiffTraces compares two traces of the same request (live world vs draft).
+// Traces returned by Run are compared completely even when a limit cut
+// their host lists; traces decoded from JSON are compared on what they list.
+func DiffTraces(live, draft *Trace) TraceDiff {
+	a, ca := live.hostOutcomes()
+	b, cb := draft.hostOutcomes()
+	d := TraceDiff{NewlyExcluded: []HostChange{}, NewlyEligible: []HostChange{}, Incomplete: !ca || !cb}
+	for _, name := range sortedKeys(a) {
+		was := a[name]
+		now, ok := b[name]
+		if !ok {
+			if was.Passed {
+				d.NewlyExcluded = append(d.NewlyExcluded, HostChange{Name: name, Stage: "world", Reason: "host no longer exists"})
+			}
+			continue
+		}
+		switch {
+		case was.Passed && !now.Passed:
+			d.NewlyExcluded = append(d.NewlyExcluded, HostChange{Name: name, Stage: now.Stage, Reason: now.Reason})
+		case !was.Passed && now.Passed:
+			d.NewlyEligible = append(d.NewlyEligible, HostChange{Name: name, Stage: was.Stage, Reason: was.Reason})
+		}
+	}
+	for _, name := range sortedKeys(b) {
+		if _, ok := a[name]; !ok && b[name].Passed {
+			d.NewlyEligible = append(d.NewlyEligible, HostChange{Name: name, Stage: "world", Reason: "host is new"})
+		}
+	}
+	return d
+}

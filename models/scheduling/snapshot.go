@@ -1,0 +1,321 @@
+package scheduling
+
+import (
+	"errors"
+	"sort"
+	"strings"
+
+	"corral/models"
+	"corral/models/placement"
+)
+
+// Snapshot is an immutable, indexed view of a world: everything a request
+// needs, built once and shared by any number of concurrent runs. It keeps
+// pointers into the world it was built from, which must not be modified
+// afterwards (a draft is a new world, see ApplyChanges).
+type Snapshot struct {
+	world *models.World
+	ix    *placement.Index
+
+	hosts   []HostState    // one per host, in provider order
+	hostPos map[string]int // host name → position in hosts
+	// nameRank is each host's position in name order, so that ties in
+	// weight sort by name without comparing strings.
+	nameRank []int32
+
+	flavorByName map[string]*models.Flavor
+	flavorByID   map[string]*models.Flavor
+	groupByUUID  map[string]*models.ServerGroup
+	groupsByName map[string][]*models.ServerGroup
+	serverByUUID map[string]*models.Server
+
+	// tenantAggs maps a project to the aggregates that carry it as the
+	// exact value of a filter_tenant_id* key: what nova's placement
+	// pre-filter finds (no comma split, unlike the post-filter).
+	tenantAggs map[string][]int32
+	// azAggs maps an availability zone to its aggregates.
+	azAggs map[string][]int32
+}
+
+// NewSnapshot indexes w. A world with dangling references or parent cycles
+// is an Invalid error.
+func NewSnapshot(w *models.World) (*Snapshot, error) {
+	ix, err := placement.NewIndex(w.Providers, w.Aggregates)
+	if err != nil {
+		return nil, models.Wrap("build snapshot", err)
+	}
+	s := &Snapshot{
+		world:        w,
+		ix:           ix,
+		flavorByName: make(map[string]*models.Flavor, len(w.Flavors)),
+		flavorByID:   make(map[string]*models.Flavor, len(w.Flavors)),
+		groupByUUID:  make(map[string]*models.ServerGroup, len(w.ServerGroups)),
+		groupsByName: make(map[string][]*models.ServerGroup, len(w.ServerGroups)),
+		serverByUUID: make(map[string]*models.Server, len(w.Servers)),
+		tenantAggs:   map[string][]int32{},
+		azAggs:       map[string][]int32{},
+	}
+	// One backing array for every host's aggregate list keeps the snapshot
+	// to a few allocations even with 25,000 hosts.
+	hostIdx := ix.Hosts()
+	s.hosts = make([]HostState, len(hostIdx))
+	s.hostPos = make(map[string]int, len(hostIdx))
+	total := 0
+	for _, h := range hostIdx {
+		total += len(ix.AggregatesOf(int(h)))
+	}
+	backing := make([]*models.Aggregate, 0, total)
+	for i, h := range hostIdx {
+		start := len(backing)
+		for _, a := range ix.AggregatesOf(int(h)) {
+			backing = append(backing, ix.Aggregate(int(a)))
+		}
+		s.hosts[i] = HostState{Provider: ix.Provider(int(h)), Aggregates: backing[start:len(backing):len(backing)]}
+		s.hostPos[ix.Provider(int(h)).Name] = i
+	}
+	byName := make([]int32, len(s.hosts))
+	for i := range byName {
+		byName[i] = int32(i)
+	}
+	sort.Slice(byName, func(a, b int) bool { return s.hosts[byName[a]].Provider.Name < s.hosts[byName[b]].Provider.Name })
+	s.nameRank = make([]int32, len(s.hosts))
+	for rank, h := range byName {
+		s.nameRank[h] = int32(rank)
+	}
+	for i := range w.Flavors {
+		f := &w.Flavors[i]
+		s.flavorByName[f.Name] = f
+		if f.ID != "" {
+			s.flavorByID[f.ID] = f
+		}
+	}
+	for i := range w.ServerGroups {
+		g := &w.ServerGroups[i]
+		s.groupByUUID[g.UUID] = g
+		s.groupsByName[g.Name] = append(s.groupsByName[g.Name], g)
+	}
+	for i := range w.Servers {
+		s.serverByUUID[w.Servers[i].UUID] = &w.Servers[i]
+	}
+	for a := range w.Aggregates {
+		agg := &w.Aggregates[a]
+		seen := map[string]bool{}
+		for k, v := range agg.Metadata {
+			if IsTenantKey(k) && !seen[v] {
+				seen[v] = true
+				s.tenantAggs[v] = append(s.tenantAggs[v], int32(a))
+			}
+		}
+		if az := aggregateAZ(agg); az != "" {
+			s.azAggs[az] = append(s.azAggs[az], int32(a))
+		}
+	}
+	return s, nil
+}
+
+// aggregateAZ is the aggregate's availability zone: the field, or nova's
+// metadata key when only that is set.
+func aggregateAZ(a *models.Aggregate) string {
+	if a.AvailabilityZone != nil && *a.AvailabilityZone != "" {
+		return *a.AvailabilityZone
+	}
+	return a.Metadata["availability_zone"]
+}
+
+// World is the world the snapshot was built from. Do not modify.
+func (s *Snapshot) World() *models.World { return s.world }
+
+// Index is the placement index of the snapshot's providers and aggregates.
+func (s *Snapshot) Index() *placement.Index { return s.ix }
+
+// Hosts returns every host's state, in provider order. Do not modify.
+func (s *Snapshot) Hosts() []HostState { return s.hosts }
+
+// Host finds a host's state by name.
+func (s *Snapshot) Host(name string) (*HostState, bool) {
+	i, ok := s.hostPos[name]
+	if !ok {
+		return nil, false
+	}
+	return &s.hosts[i], true
+}
+
+// Provider finds a provider by UUID or name.
+func (s *Snapshot) Provider(ref string) (*models.Provider, bool) {
+	i, ok := s.ix.LookupProvider(ref)
+	if !ok {
+		return nil, false
+	}
+	return s.ix.Provider(i), true
+}
+
+// Children returns every provider below the given root (by UUID or name),
+// in provider order.
+func (s *Snapshot) Children(root string) []*models.Provider {
+	i, ok := s.ix.LookupProvider(root)
+	if !ok {
+		return nil
+	}
+	var out []*models.Provider
+	for _, c := range s.ix.Descendants(i) {
+		out = append(out, s.ix.Provider(int(c)))
+	}
+	return out
+}
+
+// Aggregate finds an aggregate by UUID or name.
+func (s *Snapshot) Aggregate(ref string) (*models.Aggregate, bool) {
+	if a, ok := s.ix.AggregateByUUID(ref); ok {
+		return s.ix.Aggregate(a), true
+	}
+	if a, ok := s.ix.AggregateByName(ref); ok {
+		return s.ix.Aggregate(a), true
+	}
+	return nil, false
+}
+
+// AggregatesOf returns the aggregates a provider (UUID or name) is directly in.
+func (s *Snapshot) AggregatesOf(provider string) []*models.Aggregate {
+	i, ok := s.ix.LookupProvider(provider)
+	if !ok {
+		return nil
+	}
+	var out []*models.Aggregate
+	for _, a := range s.ix.AggregatesOf(i) {
+		out = append(out, s.ix.Aggregate(int(a)))
+	}
+	return out
+}
+
+// AggregatesByPrefix returns the aggregates whose name starts with prefix,
+// sorted by name, at most limit of them (0: all), for type-ahead.
+func (s *Snapshot) AggregatesByPrefix(prefix string, limit int) []*models.Aggregate {
+	var out []*models.Aggregate
+	for a := 0; a < s.ix.NumAggregates(); a++ {
+		if agg := s.ix.Aggregate(a); strings.HasPrefix(agg.Name, prefix) {
+			out = append(out, agg)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
+// Flavor finds a flavor by name or flavor id.
+func (s *Snapshot) Flavor(ref string) (*models.Flavor, bool) {
+	if f, ok := s.flavorByName[ref]; ok {
+		return f, true
+	}
+	f, ok := s.flavorByID[ref]
+	return f, ok
+}
+
+// ServerGroup finds a server group by UUID, or by name; a name shared by
+// several groups is resolved to the one of project when that is unique.
+func (s *Snapshot) ServerGroup(ref, project string) (*models.ServerGroup, error) {
+	if g, ok := s.groupByUUID[ref]; ok {
+		return g, nil
+	}
+	gs := s.groupsByName[ref]
+	switch len(gs) {
+	case 0:
+		return nil, models.E(models.Invalid, "server_group", "no server group named %q", ref)
+	case 1:
+		return gs[0], nil
+	}
+	var mine []*models.ServerGroup
+	for _, g := range gs {
+		if g.ProjectID == project {
+			mine = append(mine, g)
+		}
+	}
+	if len(mine) == 1 {
+		return mine[0], nil
+	}
+	return nil, models.E(models.Invalid, "server_group", "%d server groups are named %q; use the uuid", len(gs), ref)
+}
+
+// GroupHosts counts a group's members per host name (members without a
+// host, or unknown to the world, are not counted).
+func (s *Snapshot) GroupHosts(g *models.ServerGroup) map[string]int {
+	out := map[string]int{}
+	if g == nil {
+		return out
+	}
+	for _, m := range g.Members {
+		if srv, ok := s.serverByUUID[m]; ok && srv.Host != "" {
+			out[srv.Host]++
+		}
+	}
+	return out
+}
+
+// TenantAggregates returns the aggregates nova's placement pre-filter finds
+// for project: a filter_tenant_id* key whose whole value is the project.
+func (s *Snapshot) TenantAggregates(project string) []*models.Aggregate {
+	var out []*models.Aggregate
+	for _, a := range s.tenantAggs[project] {
+		out = append(out, s.ix.Aggregate(int(a)))
+	}
+	return out
+}
+
+// MemberOfModes evaluates raw member_of values (aggregates by UUID or name)
+// in the three modes side by side: Direct, Unnumbered, Numbered.
+func (s *Snapshot) MemberOfModes(values []string) ([3]*placement.Result, error) {
+	t, err := s.ResolveMemberOf("member_of", "member_of", values)
+	if err != nil {
+		return [3]*placement.Result{}, err
+	}
+	return s.ix.EvaluateAll(t), nil
+}
+
+// ResolveMemberOf parses raw member_of values at the latest microversion
+// after replacing aggregate names by their UUIDs; key selects the group
+// ("member_of", "member_of1", …) and field names the input in errors.
+func (s *Snapshot) ResolveMemberOf(key, field string, values []string) (placement.Terms, error) {
+	resolved := make([]string, len(values))
+	for i, v := range values {
+		resolved[i] = s.resolveValue(v)
+	}
+	t, err := placement.ParseMemberOf(key, resolved, placement.Latest)
+	if err != nil {
+		msg := err.Error()
+		var ce *models.Error
+		if errors.As(err, &ce) {
+			msg = ce.Msg
+		}
+		return placement.Terms{}, models.E(models.Invalid, field, "%s", msg)
+	}
+	return t, nil
+}
+
+// resolveValue swaps aggregate names for UUIDs inside one value, keeping
+// its prefix, so that Placement's own grammar then judges it.
+func (s *Snapshot) resolveValue(v string) string {
+	prefix := ""
+	for _, p := range []string{"!in:", "in:", "!"} {
+		if strings.HasPrefix(v, p) {
+			prefix = p
+			break
+		}
+	}
+	rest := v[len(prefix):]
+	if prefix == "" || prefix == "!" {
+		if strings.Contains(rest, ",") {
+			return v // Placement rejects it with its own message
+		}
+	}
+	elems := strings.Split(rest, ",")
+	for i, e := range elems {
+		if placement.IsUUIDLike(e) {
+			continue
+		}
+		if a, ok := s.ix.AggregateByName(e); ok {
+			elems[i] = s.ix.Aggregate(a).UUID
+		}
+	}
+	return prefix + strings.Join(elems, ",")
+}

@@ -1,0 +1,553 @@
+package models
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WorldFormat is the value of the world document's "format" field.
+const WorldFormat = "corral.world/v1"
+
+// The JSON shapes of FORMATS.md. References are names or UUIDs on input;
+// on output they are UUIDs (a server's host is the host's name).
+type (
+	worldDoc struct {
+		Format       string            `json:"format"`
+		Providers    []json.RawMessage `json:"providers"`
+		Aggregates   []json.RawMessage `json:"aggregates"`
+		Flavors      []json.RawMessage `json:"flavors"`
+		Servers      []json.RawMessage `json:"servers"`
+		ServerGroups []json.RawMessage `json:"server_groups"`
+		Settings     json.RawMessage   `json:"settings"`
+	}
+	// typedWorldDoc is the fast path: the whole document in one pass.
+	typedWorldDoc struct {
+		Format       string          `json:"format"`
+		Providers    []providerDoc   `json:"providers"`
+		Aggregates   []aggregateDoc  `json:"aggregates"`
+		Flavors      []flavorDoc     `json:"flavors"`
+		Servers      []serverDoc     `json:"servers"`
+		ServerGroups []groupDoc      `json:"server_groups"`
+		Settings     json.RawMessage `json:"settings"`
+	}
+	providerDoc struct {
+		UUID        string               `json:"uuid"`
+		Name        string               `json:"name"`
+		Parent      *string              `json:"parent"`
+		Traits      []string             `json:"traits"`
+		Inventories map[string]Inventory `json:"inventories,omitempty"`
+		Usages      map[string]int64     `json:"usages,omitempty"`
+	}
+	aggregateDoc struct {
+		UUID             string            `json:"uuid"`
+		Name             string            `json:"name"`
+		AvailabilityZone *string           `json:"availability_zone"`
+		Metadata         map[string]string `json:"metadata"`
+		Members          []string          `json:"members"`
+	}
+	flavorDoc struct {
+		ID         string            `json:"id,omitempty"`
+		Name       string            `json:"name"`
+		VCPUs      int               `json:"vcpus"`
+		RAMMB      int               `json:"ram_mb"`
+		DiskGB     int               `json:"disk_gb"`
+		ExtraSpecs map[string]string `json:"extra_specs"`
+	}
+	serverDoc struct {
+		UUID      string `json:"uuid"`
+		Name      string `json:"name"`
+		ProjectID string `json:"project_id"`
+		UserID    string `json:"user_id,omitempty"`
+		Host      string `json:"host"`
+	}
+	groupDoc struct {
+		UUID      string         `json:"uuid"`
+		Name      string         `json:"name"`
+		ProjectID string         `json:"project_id"`
+		UserID    string         `json:"user_id"`
+		Policy    string         `json:"policy"`
+		Rules     map[string]int `json:"rules"`
+		Members   []string       `json:"members"`
+	}
+)
+
+// DecodeStrict decodes one JSON value into v, rejecting unknown fields and
+// trailing data. Errors are Invalid and name the field path under path
+// (e.g. "providers[2].inventories").
+func DecodeStrict(raw []byte, path string, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return JSONError(path, err)
+	}
+	if dec.More() {
+		return E(Invalid, path, "unexpected data after the JSON value")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return E(Invalid, path, "unexpected data after the JSON value")
+	}
+	return nil
+}
+
+// JSONError turns an encoding/json error into an Invalid error naming the
+// field path (joined under path).
+func JSONError(path string, err error) error {
+	var ute *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &ute):
+		return E(Invalid, JoinPath(path, ute.Field), "expected %s, got %s", jsonType(ute.Type.String()), ute.Value)
+	case errors.As(err, &se):
+		return E(Invalid, path, "malformed JSON at byte %d: %s", se.Offset, strings.TrimPrefix(se.Error(), "json: "))
+	case errors.Is(err, io.EOF):
+		return E(Invalid, path, "empty document")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return E(Invalid, path, "truncated JSON")
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return E(Invalid, JoinPath(path, strings.Trim(name, `"`)), "unknown field")
+	}
+	return E(Invalid, path, "%s", strings.TrimPrefix(msg, "json: "))
+}
+
+func jsonType(t string) string {
+	switch {
+	case strings.HasPrefix(t, "map["), strings.HasPrefix(t, "struct"), strings.HasPrefix(t, "models."), strings.Contains(t, "Doc"):
+		return "an object"
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "float"), strings.HasPrefix(t, "uint"):
+		return "a number"
+	case t == "string", t == "*string":
+		return "a string"
+	case t == "bool", t == "*bool":
+		return "true or false"
+	}
+	return t
+}
+
+// JoinPath joins a field path and a child ("a" + "b" = "a.b").
+func JoinPath(path, child string) string {
+	switch {
+	case child == "":
+		return path
+	case path == "":
+		return child
+	case strings.HasPrefix(child, "["):
+		return path + child
+	}
+	return path + "." + child
+}
+
+// NewUUID returns a random (version 4) UUID.
+func NewUUID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("crypto/rand failed: " + err.Error()) // unreachable on supported platforms
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// ValidUUID reports whether s is a UUID in 8-4-4-4-12 hex form.
+func ValidUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if c != '-' {
+				return false
+			}
+			continue
+		}
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeWorldDoc decodes the document in one pass; only when that fails
+// does it decode element by element, so that the error names the element
+// ("providers[41].colour") — encoding/json alone does not say which.
+func decodeWorldDoc(data []byte, path string) (*typedWorldDoc, error) {
+	var doc typedWorldDoc
+	fastErr := DecodeStrict(data, path, &doc)
+	if fastErr == nil {
+		return &doc, nil
+	}
+	var raw worldDoc
+	if err := DecodeStrict(data, path, &raw); err != nil {
+		return nil, err
+	}
+	lists := []struct {
+		name  string
+		items []json.RawMessage
+		elem  func() any
+	}{
+		{"providers", raw.Providers, func() any { return new(providerDoc) }},
+		{"aggregates", raw.Aggregates, func() any { return new(aggregateDoc) }},
+		{"flavors", raw.Flavors, func() any { return new(flavorDoc) }},
+		{"servers", raw.Servers, func() any { return new(serverDoc) }},
+		{"server_groups", raw.ServerGroups, func() any { return new(groupDoc) }},
+	}
+	for _, l := range lists {
+		for i, item := range l.items {
+			if err := DecodeStrict(item, JoinPath(path, fmt.Sprintf("%s[%d]", l.name, i)), l.elem()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return nil, fastErr
+}
+
+// refIndex resolves references by UUID first, then by name.
+type refIndex struct {
+	byUUID map[string]int
+	byName map[string]int // -1 when the name is ambiguous
+}
+
+func newRefIndex(n int) *refIndex {
+	return &refIndex{byUUID: make(map[string]int, n), byName: make(map[string]int, n)}
+}
+
+func (r *refIndex) addName(name string, i int) {
+	if _, dup := r.byName[name]; dup {
+		r.byName[name] = -1
+		return
+	}
+	r.byName[name] = i
+}
+
+func (r *refIndex) find(ref string) (int, bool) {
+	if i, ok := r.byUUID[ref]; ok {
+		return i, true
+	}
+	i, ok := r.byName[ref]
+	return i, ok && i >= 0
+}
+
+// DecodeWorld reads a world document (FORMATS.md). Names or UUIDs may be
+// used in references; missing UUIDs are generated; unknown fields, dangling
+// references and duplicates are Invalid errors naming the field path.
+func DecodeWorld(r io.Reader) (*World, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, Wrap("decode world", err)
+	}
+	return DecodeWorldJSON(data, "")
+}
+
+// DecodeWorldJSON is DecodeWorld over bytes, with field paths under path
+// (e.g. "world" when the world is embedded in a preview document).
+func DecodeWorldJSON(data []byte, path string) (*World, error) {
+	doc, err := decodeWorldDoc(data, path)
+	if err != nil {
+		return nil, err
+	}
+	if doc.Format != "" && doc.Format != WorldFormat {
+		return nil, E(Invalid, JoinPath(path, "format"), "unsupported format %q, want %q", doc.Format, WorldFormat)
+	}
+	w := &World{Settings: DefaultSettings()}
+	at := func(list string, i int) string { return JoinPath(path, fmt.Sprintf("%s[%d]", list, i)) }
+
+	// Providers: two passes, because a parent may come after its child.
+	provs := newRefIndex(len(doc.Providers))
+	names := map[string]bool{}
+	parents := make([]*string, len(doc.Providers))
+	w.Providers = make([]Provider, len(doc.Providers))
+	for i, d := range doc.Providers {
+		p, err := providerFrom(d, at("providers", i), provs, names, i)
+		if err != nil {
+			return nil, err
+		}
+		w.Providers[i] = p
+		parents[i] = d.Parent
+	}
+	for i, ref := range parents {
+		if ref == nil {
+			continue
+		}
+		j, ok := provs.find(*ref)
+		if !ok {
+			return nil, E(Invalid, at("providers", i)+".parent", "no provider named %q", *ref)
+		}
+		if j == i {
+			return nil, E(Invalid, at("providers", i)+".parent", "a provider cannot be its own parent")
+		}
+		u := w.Providers[j].UUID
+		w.Providers[i].ParentUUID = &u
+	}
+	if err := setRoots(w.Providers, path); err != nil {
+		return nil, err
+	}
+
+	aggs := newRefIndex(len(doc.Aggregates))
+	aggNames := map[string]bool{}
+	for i, d := range doc.Aggregates {
+		p := at("aggregates", i)
+		if d.Name == "" {
+			return nil, E(Invalid, p+".name", "an aggregate needs a name")
+		}
+		if aggNames[d.Name] {
+			return nil, E(Invalid, p+".name", "duplicate aggregate name %q", d.Name)
+		}
+		aggNames[d.Name] = true
+		u, err := uuidOrNew(d.UUID, p+".uuid", aggs.byUUID)
+		if err != nil {
+			return nil, err
+		}
+		aggs.byUUID[u] = i
+		a := Aggregate{ID: int64(i + 1), UUID: u, Name: d.Name, AvailabilityZone: d.AvailabilityZone, Metadata: d.Metadata}
+		if a.Metadata == nil {
+			a.Metadata = map[string]string{}
+		}
+		seen := map[string]bool{}
+		for j, ref := range d.Members {
+			k, ok := provs.find(ref)
+			if !ok {
+				return nil, E(Invalid, fmt.Sprintf("%s.members[%d]", p, j), "no provider named %q", ref)
+			}
+			mu := w.Providers[k].UUID
+			if !seen[mu] {
+				seen[mu] = true
+				a.Members = append(a.Members, mu)
+			}
+		}
+		w.Aggregates = append(w.Aggregates, a)
+	}
+
+	flavorNames := map[string]bool{}
+	flavorIDs := map[string]int{}
+	for i, d := range doc.Flavors {
+		p := at("flavors", i)
+		if d.Name == "" {
+			return nil, E(Invalid, p+".name", "a flavor needs a name")
+		}
+		if flavorNames[d.Name] {
+			return nil, E(Invalid, p+".name", "duplicate flavor name %q", d.Name)
+		}
+		flavorNames[d.Name] = true
+		if d.VCPUs < 0 || d.RAMMB < 0 || d.DiskGB < 0 {
+			return nil, E(Invalid, p, "vcpus, ram_mb and disk_gb must not be negative")
+		}
+		id := d.ID
+		if id == "" {
+			id = NewUUID()
+		}
+		if _, dup := flavorIDs[id]; dup {
+			return nil, E(Invalid, p+".id", "duplicate flavor id %q", id)
+		}
+		flavorIDs[id] = i
+		specs := d.ExtraSpecs
+		if specs == nil {
+			specs = map[string]string{}
+		}
+		w.Flavors = append(w.Flavors, Flavor{ID: id, Name: d.Name, VCPUs: d.VCPUs, RAMMB: d.RAMMB, DiskGB: d.DiskGB, ExtraSpecs: specs})
+	}
+
+	servers := newRefIndex(len(doc.Servers))
+	for i, d := range doc.Servers {
+		p := at("servers", i)
+		u, err := uuidOrNew(d.UUID, p+".uuid", servers.byUUID)
+		if err != nil {
+			return nil, err
+		}
+		servers.byUUID[u] = i
+		if d.Name != "" {
+			servers.addName(d.Name, i)
+		}
+		host := ""
+		if d.Host != "" {
+			k, ok := provs.find(d.Host)
+			if !ok || !w.Providers[k].IsHost() {
+				return nil, E(Invalid, p+".host", "no host named %q", d.Host)
+			}
+			host = w.Providers[k].Name
+		}
+		w.Servers = append(w.Servers, Server{UUID: u, Name: d.Name, ProjectID: d.ProjectID, UserID: d.UserID, Host: host})
+	}
+
+	groupUUIDs := map[string]int{}
+	for i, d := range doc.ServerGroups {
+		p := at("server_groups", i)
+		u, err := uuidOrNew(d.UUID, p+".uuid", groupUUIDs)
+		if err != nil {
+			return nil, err
+		}
+		groupUUIDs[u] = i
+		switch d.Policy {
+		case PolicyAffinity, PolicyAntiAffinity, PolicySoftAffinity, PolicySoftAntiAffinity:
+		default:
+			return nil, E(Invalid, p+".policy", "unknown policy %q (want affinity, anti-affinity, soft-affinity or soft-anti-affinity)", d.Policy)
+		}
+		for k, v := range d.Rules {
+			if k != RuleMaxServerPerHost {
+				return nil, E(Invalid, p+".rules."+k, "unknown rule")
+			}
+			if d.Policy != PolicyAntiAffinity {
+				return nil, E(Invalid, p+".rules."+k, "rules are only allowed with the anti-affinity policy")
+			}
+			if v < 1 {
+				return nil, E(Invalid, p+".rules."+k, "must be a positive integer, got %d", v)
+			}
+		}
+		g := ServerGroup{UUID: u, Name: d.Name, ProjectID: d.ProjectID, UserID: d.UserID, Policy: d.Policy, Rules: d.Rules}
+		if g.Rules == nil {
+			g.Rules = map[string]int{}
+		}
+		seen := map[string]bool{}
+		for j, ref := range d.Members {
+			k, ok := servers.find(ref)
+			if !ok {
+				return nil, E(Invalid, fmt.Sprintf("%s.members[%d]", p, j), "no server named %q", ref)
+			}
+			su := w.Servers[k].UUID
+			if !seen[su] {
+				seen[su] = true
+				g.Members = append(g.Members, su)
+			}
+		}
+		if g.Members == nil {
+			g.Members = []string{}
+		}
+		w.ServerGroups = append(w.ServerGroups, g)
+	}
+
+	if len(doc.Settings) > 0 && string(doc.Settings) != "null" {
+		if err := DecodeStrict(doc.Settings, JoinPath(path, "settings"), &w.Settings); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+func providerFrom(d providerDoc, p string, provs *refIndex, names map[string]bool, i int) (Provider, error) {
+	if d.Name == "" {
+		return Provider{}, E(Invalid, p+".name", "a provider needs a name")
+	}
+	if names[d.Name] {
+		return Provider{}, E(Invalid, p+".name", "duplicate provider name %q", d.Name)
+	}
+	names[d.Name] = true
+	u, err := uuidOrNew(d.UUID, p+".uuid", provs.byUUID)
+	if err != nil {
+		return Provider{}, err
+	}
+	provs.byUUID[u] = i
+	provs.addName(d.Name, i)
+	traits := d.Traits
+	if traits == nil {
+		traits = []string{}
+	}
+	return Provider{UUID: u, Name: d.Name, Traits: traits, Inventories: d.Inventories, Usages: d.Usages}, nil
+}
+
+func uuidOrNew(u, field string, seen map[string]int) (string, error) {
+	if u == "" {
+		return NewUUID(), nil
+	}
+	if !ValidUUID(u) {
+		return "", E(Invalid, field, "%q is not a UUID", u)
+	}
+	if _, dup := seen[u]; dup {
+		return "", E(Invalid, field, "duplicate uuid %q", u)
+	}
+	return u, nil
+}
+
+// setRoots fills RootUUID and rejects parent cycles.
+func setRoots(ps []Provider, path string) error {
+	idx := make(map[string]int, len(ps))
+	for i := range ps {
+		idx[ps[i].UUID] = i
+	}
+	for i := range ps {
+		j, steps := i, 0
+		for ps[j].ParentUUID != nil {
+			j = idx[*ps[j].ParentUUID]
+			if steps++; steps > len(ps) {
+				return E(Invalid, JoinPath(path, fmt.Sprintf("providers[%d].parent", i)), "parent chain of %q forms a cycle", ps[i].Name)
+			}
+		}
+		ps[i].RootUUID = ps[j].UUID
+	}
+	return nil
+}
+
+// EncodeWorld writes world as a world document. References are written as
+// UUIDs, so the output decodes back to the same world.
+func EncodeWorld(w io.Writer, world *World) error {
+	doc := struct {
+		Format       string         `json:"format"`
+		Providers    []providerDoc  `json:"providers"`
+		Aggregates   []aggregateDoc `json:"aggregates"`
+		Flavors      []flavorDoc    `json:"flavors"`
+		Servers      []serverDoc    `json:"servers"`
+		ServerGroups []groupDoc     `json:"server_groups"`
+		Settings     Settings       `json:"settings"`
+	}{
+		Format:       WorldFormat,
+		Providers:    make([]providerDoc, 0, len(world.Providers)),
+		Aggregates:   make([]aggregateDoc, 0, len(world.Aggregates)),
+		Flavors:      make([]flavorDoc, 0, len(world.Flavors)),
+		Servers:      make([]serverDoc, 0, len(world.Servers)),
+		ServerGroups: make([]groupDoc, 0, len(world.ServerGroups)),
+		Settings:     world.Settings,
+	}
+	for _, p := range world.Providers {
+		traits := p.Traits
+		if traits == nil {
+			traits = []string{}
+		}
+		doc.Providers = append(doc.Providers, providerDoc{UUID: p.UUID, Name: p.Name, Parent: p.ParentUUID,
+			Traits: traits, Inventories: p.Inventories, Usages: p.Usages})
+	}
+	for _, a := range world.Aggregates {
+		md, members := a.Metadata, a.Members
+		if md == nil {
+			md = map[string]string{}
+		}
+		if members == nil {
+			members = []string{}
+		}
+		doc.Aggregates = append(doc.Aggregates, aggregateDoc{UUID: a.UUID, Name: a.Name,
+			AvailabilityZone: a.AvailabilityZone, Metadata: md, Members: members})
+	}
+	for _, f := range world.Flavors {
+		specs := f.ExtraSpecs
+		if specs == nil {
+			specs = map[string]string{}
+		}
+		doc.Flavors = append(doc.Flavors, flavorDoc{ID: f.ID, Name: f.Name, VCPUs: f.VCPUs, RAMMB: f.RAMMB, DiskGB: f.DiskGB, ExtraSpecs: specs})
+	}
+	for _, s := range world.Servers {
+		doc.Servers = append(doc.Servers, serverDoc{UUID: s.UUID, Name: s.Name, ProjectID: s.ProjectID, UserID: s.UserID, Host: s.Host})
+	}
+	for _, g := range world.ServerGroups {
+		rules, members := g.Rules, g.Members
+		if rules == nil {
+			rules = map[string]int{}
+		}
+		if members == nil {
+			members = []string{}
+		}
+		doc.ServerGroups = append(doc.ServerGroups, groupDoc{UUID: g.UUID, Name: g.Name, ProjectID: g.ProjectID,
+			UserID: g.UserID, Policy: g.Policy, Rules: rules, Members: members})
+	}
+	if doc.Settings.EnabledFilters == nil {
+		doc.Settings.EnabledFilters = []string{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}

@@ -1,0 +1,490 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"corral/models"
+	"corral/models/scheduling"
+)
+
+// Draft is a named set of pending changes. Changes holds the JSON list of
+// the core's draft changes; Generations records, for every live object a
+// change touches, the generation it had when the draft first touched it,
+// so that applying can refuse when someone changed the object since.
+//
+// Editing a draft changes no live object, so it does not move the global
+// revision (cached snapshots stay valid); it is still audited.
+type Draft struct {
+	ID           string           `gorm:"primaryKey;size:36" json:"id"`
+	Name         string           `gorm:"size:255;not null" json:"name"`
+	Author       string           `gorm:"size:255;not null" json:"author"`
+	BaseRevision int64            `gorm:"not null;default:0" json:"base_revision"`
+	Changes      string           `gorm:"type:text;not null" json:"-"`
+	Generations  map[string]int64 `gorm:"serializer:json;type:text" json:"generations"`
+	// Version moves on every edit of the draft, so two people editing the
+	// same draft do not silently overwrite each other.
+	Version   int64     `gorm:"not null;default:0" json:"version"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// TableName keeps drafts with corral's other bookkeeping tables.
+func (Draft) TableName() string { return "corral_drafts" }
+
+// Object keys of Draft.Generations.
+const (
+	draftSettingsKey = "settings"
+	draftAggPrefix   = "aggregate:"     // + uuid: the aggregate's generation
+	draftNamePrefix  = "aggregate-new:" // + name: must still not exist (-1)
+)
+
+// absent marks an object that did not exist when the draft touched it.
+const absent int64 = -1
+
+// CreateDraft starts an empty draft named name, authored by a.
+func (s *Store) CreateDraft(ctx context.Context, a Actor, name string) (*Draft, error) {
+	const op = "store.CreateDraft"
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return nil, models.E(models.Invalid, "name", "a draft needs a name")
+	}
+	if len(name) > 255 {
+		return nil, models.E(models.Invalid, "name", "draft name is longer than 255 characters")
+	}
+	author := a.Name
+	if author == "" {
+		author = "(unknown)"
+	}
+	d := &Draft{ID: uuid.NewString(), Name: name, Author: author, Changes: "[]", Generations: map[string]int64{}}
+	err := s.draftWrite(ctx, a, func(t *txn) error {
+		var rev int64
+		if err := t.tx.Raw("SELECT revision FROM corral_revision WHERE id = 1").Scan(&rev).Error; err != nil {
+			return err
+		}
+		d.BaseRevision = rev
+		d.CreatedAt, d.UpdatedAt = t.now, t.now
+		if err := t.tx.Create(d).Error; err != nil {
+			return err
+		}
+		return t.audit("create", "draft", d.ID, d.Name, nil, draftAudit(d))
+	})
+	if err != nil {
+		return nil, mapErr(op, err)
+	}
+	return d, nil
+}
+
+// ListDrafts returns every draft, newest first.
+func (s *Store) ListDrafts(ctx context.Context) ([]Draft, error) {
+	var out []Draft
+	err := s.rdb.WithContext(ctx).Order("created_at DESC, id").Find(&out).Error
+	for i := range out {
+		normaliseDraft(&out[i])
+	}
+	return out, mapErr("store.ListDrafts", err)
+}
+
+// GetDraft finds a draft by id. Returns NotFound when there is none.
+func (s *Store) GetDraft(ctx context.Context, id string) (*Draft, error) {
+	d, err := findDraft(s.rdb.WithContext(ctx), id)
+	return d, mapErr("store.GetDraft", err)
+}
+
+func findDraft(tx *gorm.DB, id string) (*Draft, error) {
+	var d Draft
+	res := tx.Where("id = ?", id).Limit(1).Find(&d)
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	if res.RowsAffected == 0 {
+		return nil, models.E(models.NotFound, "draft", "draft %s not found", id)
+	}
+	normaliseDraft(&d)
+	return &d, nil
+}
+
+func normaliseDraft(d *Draft) {
+	if d.Generations == nil {
+		d.Generations = map[string]int64{}
+	}
+	if d.Changes == "" {
+		d.Changes = "[]"
+	}
+}
+
+// DraftTouch names one live object a draft change touches: an aggregate by
+// uuid or name, an aggregate the draft creates (by name), or the settings.
+type DraftTouch struct {
+	Aggregate    string
+	NewAggregate string
+	Settings     bool
+}
+
+// TouchesOf lists the live objects changes touch, in order. An aggregate
+// that an earlier change of the list creates is not a live object.
+func TouchesOf(changes []scheduling.Change) []DraftTouch {
+	created := map[string]bool{}
+	var out []DraftTouch
+	for _, c := range changes {
+		switch {
+		case c.Op == scheduling.OpSetSettings:
+			out = append(out, DraftTouch{Settings: true})
+		case c.Op == scheduling.OpCreateAggregate:
+			created[c.Aggregate] = true
+			if c.UUID != "" {
+				created[c.UUID] = true
+			}
+			out = append(out, DraftTouch{NewAggregate: c.Aggregate})
+		case c.Aggregate != "" && !created[c.Aggregate]:
+			out = append(out, DraftTouch{Aggregate: c.Aggregate})
+		}
+	}
+	return out
+}
+
+// SetDraftChanges replaces the draft's changes if version is the draft's
+// current version. For every live object the changes touch that the draft
+// has not touched before, it records the object's generation now: what
+// applying checks against. Returns the updated draft.
+func (s *Store) SetDraftChanges(ctx context.Context, a Actor, id string, version int64, changes []scheduling.Change) (*Draft, error) {
+	const op = "store.SetDraftChanges"
+	if changes == nil {
+		changes = []scheduling.Change{}
+	}
+	data, err := json.Marshal(changes)
+	if err != nil {
+		return nil, models.Wrap(op, err)
+	}
+	touches := TouchesOf(changes)
+	var out *Draft
+	err = s.draftWrite(ctx, a, func(t *txn) error {
+		d, err := findDraft(t.tx, id)
+		if err != nil {
+			return err
+		}
+		if d.Version != version {
+			return models.E(models.Conflict, "version", "draft %s was changed by someone else — reload", d.Name)
+		}
+		before := draftAudit(d)
+		gens := d.Generations
+		for _, tc := range touches {
+			if err := recordTouch(t.tx, gens, tc); err != nil {
+				return err
+			}
+		}
+		next := *d
+		next.Changes = string(data)
+		next.Generations = gens
+		next.Version = d.Version + 1
+		next.UpdatedAt = t.now
+		res := t.tx.Model(&Draft{}).Where("id = ? AND version = ?", d.ID, d.Version).
+			Select("changes", "generations", "version", "updated_at").Updates(&next)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return models.E(models.Conflict, "version", "draft %s was changed by someone else — reload", d.Name)
+		}
+		out = &next
+		return t.audit("update", "draft", d.ID, d.Name, before, draftAudit(&next))
+	})
+	if err != nil {
+		return nil, mapErr(op, err)
+	}
+	return out, nil
+}
+
+// DraftChanges decodes the draft's change list.
+func (d *Draft) DraftChanges() ([]scheduling.Change, error) {
+	var cs []scheduling.Change
+	if err := json.Unmarshal([]byte(d.Changes), &cs); err != nil {
+		return nil, models.E(models.Invalid, "changes", "draft %s holds unreadable changes: %v", d.Name, err)
+	}
+	return cs, nil
+}
+
+// recordTouch stores the live generation of the object tc names, unless the
+// draft already recorded it. An aggregate reference that matches nothing
+// is NotFound, so a draft never refers to an object that does not exist.
+func recordTouch(tx *gorm.DB, gens map[string]int64, tc DraftTouch) error {
+	switch {
+	case tc.Settings:
+		if _, ok := gens[draftSettingsKey]; ok {
+			return nil
+		}
+		_, gen, err := loadSettings(tx)
+		if err != nil {
+			return err
+		}
+		gens[draftSettingsKey] = gen
+	case tc.NewAggregate != "":
+		key := draftNamePrefix + tc.NewAggregate
+		if _, ok := gens[key]; ok {
+			return nil
+		}
+		var n int64
+		if err := tx.Model(&models.Aggregate{}).Where("name = ?", tc.NewAggregate).Count(&n).Error; err != nil {
+			return err
+		}
+		if n > 0 {
+			return models.E(models.Conflict, "name", "an aggregate named %q already exists", tc.NewAggregate)
+		}
+		gens[key] = absent
+	case tc.Aggregate != "":
+		agg, err := findAggregate(tx, tc.Aggregate)
+		if err != nil {
+			return err
+		}
+		key := draftAggPrefix + agg.UUID
+		if _, ok := gens[key]; !ok {
+			gens[key] = agg.Generation
+		}
+	}
+	return nil
+}
+
+// DraftConflicts lists, for a person, every object the draft touches that
+// changed since the draft first touched it. Empty means the draft still
+// applies to what it was made against.
+func (s *Store) DraftConflicts(ctx context.Context, d *Draft) ([]string, error) {
+	var out []string
+	err := s.readTx(ctx, func(tx *gorm.DB) error {
+		var err error
+		out, err = draftConflicts(tx, d)
+		return err
+	})
+	return out, mapErr("store.DraftConflicts", err)
+}
+
+func draftConflicts(tx *gorm.DB, d *Draft) ([]string, error) {
+	var out []string
+	for _, key := range slices.Sorted(maps.Keys(d.Generations)) {
+		want := d.Generations[key]
+		switch {
+		case key == draftSettingsKey:
+			_, gen, err := loadSettings(tx)
+			if err != nil {
+				return nil, err
+			}
+			if gen != want {
+				out = append(out, "settings were changed since the draft was made")
+			}
+		case strings.HasPrefix(key, draftNamePrefix):
+			name := strings.TrimPrefix(key, draftNamePrefix)
+			var n int64
+			if err := tx.Model(&models.Aggregate{}).Where("name = ?", name).Count(&n).Error; err != nil {
+				return nil, err
+			}
+			if n > 0 {
+				out = append(out, "an aggregate named "+name+" was created since the draft was made")
+			}
+		case strings.HasPrefix(key, draftAggPrefix):
+			id := strings.TrimPrefix(key, draftAggPrefix)
+			var agg models.Aggregate
+			res := tx.Where("uuid = ?", id).Limit(1).Find(&agg)
+			if res.Error != nil {
+				return nil, res.Error
+			}
+			if res.RowsAffected == 0 {
+				out = append(out, "aggregate "+id+" was deleted since the draft was made")
+			} else if agg.Generation != want {
+				out = append(out, "aggregate "+agg.Name+" was changed since the draft was made")
+			}
+		}
+	}
+	return out, nil
+}
+
+// DiscardDraft deletes the draft. No live object changes.
+func (s *Store) DiscardDraft(ctx context.Context, a Actor, id string) error {
+	err := s.draftWrite(ctx, a, func(t *txn) error {
+		d, err := findDraft(t.tx, id)
+		if err != nil {
+			return err
+		}
+		if err := t.tx.Where("id = ?", d.ID).Delete(&Draft{}).Error; err != nil {
+			return err
+		}
+		return t.audit("discard", "draft", d.ID, d.Name, draftAudit(d), nil)
+	})
+	return mapErr("store.DiscardDraft", err)
+}
+
+// draftWrite runs fn in one transaction with an audit trail but, unlike
+// write, leaves the global revision alone: drafts are not live data.
+func (s *Store) draftWrite(ctx context.Context, a Actor, fn func(t *txn) error) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		t := &txn{tx: tx, actor: a, now: time.Now().UTC()}
+		return fn(t)
+	})
+}
+
+// draftAudit is what the audit log records of a draft.
+func draftAudit(d *Draft) map[string]any {
+	return map[string]any{"name": d.Name, "author": d.Author, "base_revision": d.BaseRevision, "changes": json.RawMessage(d.Changes)}
+}
+
+// ApplyDraft applies the draft's changes to live data in one transaction
+// and deletes the draft: every change or none. version must be the draft's
+// current version (what the person reviewed). It fails with a Conflict
+// naming the objects when any object the draft touches changed since the
+// draft first touched it, and with an Invalid error naming the change when
+// a change no longer applies. Each touched aggregate and the settings are
+// written through the same checks and audit trail as a direct edit.
+func (s *Store) ApplyDraft(ctx context.Context, a Actor, id string, version int64) error {
+	const op = "store.ApplyDraft"
+	return s.write(ctx, a, op, func(t *txn) error {
+		d, err := findDraft(t.tx, id)
+		if err != nil {
+			return err
+		}
+		if d.Version != version {
+			return models.E(models.Conflict, "version", "draft %s was changed since you reviewed it — reload", d.Name)
+		}
+		conflicts, err := draftConflicts(t.tx, d)
+		if err != nil {
+			return err
+		}
+		if len(conflicts) > 0 {
+			return models.E(models.Conflict, "draft", "draft %s no longer applies: %s", d.Name, strings.Join(conflicts, "; "))
+		}
+		changes, err := d.DraftChanges()
+		if err != nil {
+			return err
+		}
+		cur, err := loadWorld(t.tx)
+		if err != nil {
+			return err
+		}
+		next, err := scheduling.ApplyChanges(cur, changes)
+		if err != nil {
+			return err
+		}
+		if err := t.writeDraftWorld(cur, next, changes); err != nil {
+			return err
+		}
+		if err := t.tx.Where("id = ?", d.ID).Delete(&Draft{}).Error; err != nil {
+			return err
+		}
+		return t.audit("apply", "draft", d.ID, d.Name, draftAudit(d), nil)
+	})
+}
+
+// writeDraftWorld writes what differs between cur and next: deleted
+// aggregates first (so their names are free), then updates, then new ones,
+// then the settings.
+func (t *txn) writeDraftWorld(cur, next *models.World, changes []scheduling.Change) error {
+	after := make(map[string]*models.Aggregate, len(next.Aggregates))
+	for i := range next.Aggregates {
+		after[next.Aggregates[i].UUID] = &next.Aggregates[i]
+	}
+	before := make(map[string]bool, len(cur.Aggregates))
+	for i := range cur.Aggregates {
+		c := &cur.Aggregates[i]
+		before[c.UUID] = true
+		if _, ok := after[c.UUID]; !ok {
+			if err := t.deleteDraftedAggregate(c, cur, changes); err != nil {
+				return err
+			}
+		}
+	}
+	for i := range cur.Aggregates {
+		c := &cur.Aggregates[i]
+		n, ok := after[c.UUID]
+		if !ok || sameAggregate(c, n) {
+			continue
+		}
+		if _, err := t.updateAggregate(c.UUID, c.Generation, func(a *models.Aggregate) error {
+			a.Name, a.AvailabilityZone = n.Name, n.AvailabilityZone
+			a.Metadata = maps.Clone(n.Metadata)
+			a.Members = slices.Clone(n.Members)
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	for i := range next.Aggregates {
+		n := next.Aggregates[i]
+		if before[n.UUID] {
+			continue
+		}
+		n.Metadata, n.Members = maps.Clone(n.Metadata), slices.Clone(n.Members)
+		if err := t.createAggregate(&n); err != nil {
+			return err
+		}
+	}
+	if !reflect.DeepEqual(cur.Settings, next.Settings) {
+		st := next.Settings
+		if err := ValidateSettings(&st); err != nil {
+			return err
+		}
+		_, gen, err := loadSettings(t.tx)
+		if err != nil {
+			return err
+		}
+		if err := t.saveSettings(gen, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteDraftedAggregate deletes an aggregate a draft removes. Like Nova,
+// it refuses while hosts are members, unless the draft itself removes them.
+func (t *txn) deleteDraftedAggregate(c *models.Aggregate, cur *models.World, changes []scheduling.Change) error {
+	removed := map[string]bool{}
+	for _, ch := range changes {
+		if ch.Op == scheduling.OpRemoveMember && (ch.Aggregate == c.Name || ch.Aggregate == c.UUID) {
+			removed[ch.Provider] = true
+		}
+	}
+	members := make(map[string]bool, len(c.Members))
+	for _, m := range c.Members {
+		members[m] = true
+	}
+	var hosts []string
+	for i := range cur.Providers {
+		p := &cur.Providers[i]
+		if members[p.UUID] && p.IsHost() && !removed[p.Name] && !removed[p.UUID] {
+			hosts = append(hosts, p.Name)
+		}
+	}
+	if len(hosts) > 0 {
+		slices.Sort(hosts)
+		return models.E(models.Conflict, "members", "aggregate %s still has hosts: %s; remove them in the draft before deleting it", c.Name, strings.Join(hosts, ", "))
+	}
+	if err := t.setMembers(c.UUID, c.Members, nil); err != nil {
+		return err
+	}
+	res := t.tx.Where("id = ? AND generation = ?", c.ID, c.Generation).Delete(&models.Aggregate{})
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected != 1 {
+		return staleErr("aggregate", c.Name)
+	}
+	return t.audit("delete", "aggregate", c.UUID, c.Name, c, nil)
+}
+
+func sameAggregate(a, b *models.Aggregate) bool {
+	az := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	am, bm := slices.Clone(a.Members), slices.Clone(b.Members)
+	slices.Sort(am)
+	slices.Sort(bm)
+	return a.Name == b.Name && az(a.AvailabilityZone) == az(b.AvailabilityZone) &&
+		maps.Equal(a.Metadata, b.Metadata) && slices.Equal(am, bm)
+}

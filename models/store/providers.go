@@ -1,0 +1,508 @@
+package store
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"corral/models"
+)
+
+// ProviderQuery selects a page of providers, ordered by name.
+type ProviderQuery struct {
+	Search    string // substring of name or uuid
+	RootsOnly bool
+	Name      string // exact name
+	UUID      string // exact uuid
+	InTree    string // root uuid: the whole tree
+	Offset    int
+	Limit     int // <= 0: all
+}
+
+// ListProviders returns one page of providers and the total matching.
+func (s *Store) ListProviders(ctx context.Context, q ProviderQuery) ([]models.Provider, int, error) {
+	var out []models.Provider
+	var total int64
+	err := s.readTx(ctx, func(tx *gorm.DB) error {
+		base := tx.Model(&models.Provider{})
+		if q.Search != "" {
+			p := likePattern(q.Search)
+			base = base.Where(`LOWER(name) LIKE ? ESCAPE '\' OR LOWER(uuid) LIKE ? ESCAPE '\'`, p, p)
+		}
+		if q.RootsOnly {
+			base = base.Where("parent_uuid IS NULL")
+		}
+		if q.Name != "" {
+			base = base.Where("name = ?", q.Name)
+		}
+		if q.UUID != "" {
+			base = base.Where("uuid = ?", q.UUID)
+		}
+		if q.InTree != "" {
+			base = base.Where("root_uuid = ?", q.InTree)
+		}
+		if err := base.Session(&gorm.Session{}).Count(&total).Error; err != nil {
+			return err
+		}
+		return page(base.Order("name"), q.Offset, q.Limit).Find(&out).Error
+	})
+	if err != nil {
+		return nil, 0, mapErr("store.ListProviders", err)
+	}
+	for i := range out {
+		normaliseProvider(&out[i])
+	}
+	return out, int(total), nil
+}
+
+func normaliseProvider(p *models.Provider) {
+	if p.Traits == nil {
+		p.Traits = []string{}
+	}
+}
+
+// GetProvider finds a provider by uuid or name.
+func (s *Store) GetProvider(ctx context.Context, ref string) (*models.Provider, error) {
+	var p *models.Provider
+	err := s.readTx(ctx, func(tx *gorm.DB) error {
+		var err error
+		p, err = findProvider(tx, ref)
+		return err
+	})
+	return p, mapErr("store.GetProvider", err)
+}
+
+func findProvider(tx *gorm.DB, ref string) (*models.Provider, error) {
+	var p models.Provider
+	res := tx.Where("uuid = ?", ref).Limit(1).Find(&p)
+	if res.Error == nil && res.RowsAffected == 0 {
+		res = tx.Where("name = ?", ref).Limit(1).Find(&p)
+	}
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	if res.RowsAffected == 0 {
+		return nil, models.E(models.NotFound, "provider", "resource provider %s not found", ref)
+	}
+	normaliseProvider(&p)
+	return &p, nil
+}
+
+func validateProvider(p *models.Provider) error {
+	p.Name = strings.TrimSpace(p.Name)
+	if p.Name == "" {
+		return models.E(models.Invalid, "name", "a resource provider needs a name")
+	}
+	if len(p.Name) > 200 {
+		return models.E(models.Invalid, "name", "resource provider name is longer than 200 characters")
+	}
+	if p.ParentUUID != nil && *p.ParentUUID == "" {
+		p.ParentUUID = nil
+	}
+	traits := slices.Clone(p.Traits)
+	for _, tr := range traits {
+		if strings.TrimSpace(tr) == "" {
+			return models.E(models.Invalid, "traits", "a trait name cannot be empty")
+		}
+	}
+	slices.Sort(traits)
+	p.Traits = slices.Compact(traits)
+	if p.Traits == nil {
+		p.Traits = []string{}
+	}
+	for rc, inv := range p.Inventories {
+		if rc == "" {
+			return models.E(models.Invalid, "inventories", "a resource class name cannot be empty")
+		}
+		if inv.Total < 0 || inv.Reserved < 0 || inv.AllocationRatio < 0 {
+			return models.E(models.Invalid, "inventories", "inventory %s has a negative value", rc)
+		}
+	}
+	return nil
+}
+
+// CreateProvider inserts p (a uuid is generated when empty); its root is its
+// parent's root, or itself.
+func (s *Store) CreateProvider(ctx context.Context, a Actor, p *models.Provider) error {
+	if p == nil {
+		return models.E(models.Invalid, "provider", "no provider given")
+	}
+	return s.write(ctx, a, "store.CreateProvider", func(t *txn) error {
+		return t.createProvider(p)
+	})
+}
+
+func (t *txn) createProvider(p *models.Provider) error {
+	if p.UUID == "" {
+		p.UUID = uuid.NewString()
+	} else if _, err := uuid.Parse(p.UUID); err != nil {
+		return models.E(models.Invalid, "uuid", "%q is not a uuid", p.UUID)
+	}
+	if err := validateProvider(p); err != nil {
+		return err
+	}
+	p.RootUUID = p.UUID
+	if p.ParentUUID != nil {
+		parent, err := findProviderByUUID(t.tx, *p.ParentUUID, "parent_provider_uuid")
+		if err != nil {
+			return err
+		}
+		p.RootUUID = parent.RootUUID
+	}
+	var n int64
+	if err := t.tx.Model(&models.Provider{}).Where("uuid = ?", p.UUID).Count(&n).Error; err != nil {
+		return err
+	}
+	if n > 0 {
+		return models.E(models.Conflict, "uuid", "resource provider %s already exists", p.UUID)
+	}
+	if err := t.providerNameFree(p.Name, ""); err != nil {
+		return err
+	}
+	p.Generation = 0
+	p.CreatedAt, p.UpdatedAt = t.now, t.now
+	if err := t.tx.Create(p).Error; err != nil {
+		return err
+	}
+	return t.audit("create", "provider", p.UUID, p.Name, nil, p)
+}
+
+func (t *txn) providerNameFree(name, exceptUUID string) error {
+	var n int64
+	q := t.tx.Model(&models.Provider{}).Where("name = ?", name)
+	if exceptUUID != "" {
+		q = q.Where("uuid <> ?", exceptUUID)
+	}
+	if err := q.Count(&n).Error; err != nil {
+		return err
+	}
+	if n > 0 {
+		return models.E(models.Conflict, "name", "a resource provider named %q already exists", name)
+	}
+	return nil
+}
+
+func findProviderByUUID(tx *gorm.DB, id, field string) (*models.Provider, error) {
+	var p models.Provider
+	res := tx.Where("uuid = ?", id).Limit(1).Find(&p)
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	if res.RowsAffected == 0 {
+		return nil, models.E(models.NotFound, field, "resource provider %s not found", id)
+	}
+	normaliseProvider(&p)
+	return &p, nil
+}
+
+func cloneProvider(p *models.Provider) *models.Provider {
+	c := *p
+	c.Traits = slices.Clone(p.Traits)
+	c.Inventories = maps.Clone(p.Inventories)
+	c.Usages = maps.Clone(p.Usages)
+	if p.ParentUUID != nil {
+		v := *p.ParentUUID
+		c.ParentUUID = &v
+	}
+	return &c
+}
+
+// UpdateProvider lets fn change a provider's name, parent, traits,
+// inventories and usages in one transaction. Re-parenting moves the whole
+// subtree to the new root; a cycle is refused.
+func (s *Store) UpdateProvider(ctx context.Context, a Actor, provUUID string, generation int64, fn func(*models.Provider) error) (*models.Provider, error) {
+	var out *models.Provider
+	err := s.write(ctx, a, "store.UpdateProvider", func(t *txn) error {
+		cur, err := findProviderByUUID(t.tx, provUUID, "provider")
+		if err != nil {
+			return err
+		}
+		if generation != AnyGeneration && cur.Generation != generation {
+			return staleErr("resource provider", cur.Name)
+		}
+		before := cloneProvider(cur)
+		next := cloneProvider(cur)
+		if fn != nil {
+			if err := fn(next); err != nil {
+				return err
+			}
+		}
+		next.UUID, next.CreatedAt = cur.UUID, cur.CreatedAt
+		if err := validateProvider(next); err != nil {
+			return err
+		}
+		if next.Name != cur.Name {
+			if err := t.providerNameFree(next.Name, cur.UUID); err != nil {
+				return err
+			}
+		}
+		next.RootUUID = cur.RootUUID
+		reparent := ptrStr(next.ParentUUID) != ptrStr(cur.ParentUUID)
+		if reparent {
+			root, err := t.newRoot(cur, next.ParentUUID)
+			if err != nil {
+				return err
+			}
+			next.RootUUID = root
+		}
+		if cur.IsHost() {
+			if err := t.keepServersHosted(cur, next); err != nil {
+				return err
+			}
+		}
+		next.Generation = cur.Generation + 1
+		next.UpdatedAt = t.now
+		res := t.tx.Model(&models.Provider{UUID: cur.UUID}).Where("generation = ?", cur.Generation).
+			Select("name", "parent_uuid", "root_uuid", "traits", "inventories", "usages", "generation", "updated_at").Updates(next)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return staleErr("resource provider", cur.Name)
+		}
+		if reparent && next.RootUUID != cur.RootUUID {
+			if err := t.moveSubtree(cur.UUID, cur.RootUUID, next.RootUUID); err != nil {
+				return err
+			}
+		}
+		out = next
+		return t.audit("update", "provider", cur.UUID, next.Name, before, next)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func ptrStr(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// newRoot validates a new parent for p and returns p's new root.
+func (t *txn) newRoot(p *models.Provider, parent *string) (string, error) {
+	if parent == nil {
+		return p.UUID, nil
+	}
+	if *parent == p.UUID {
+		return "", models.E(models.Invalid, "parent_provider_uuid", "a resource provider cannot be its own parent")
+	}
+	par, err := findProviderByUUID(t.tx, *parent, "parent_provider_uuid")
+	if err != nil {
+		return "", err
+	}
+	// Walk up from the new parent: meeting p means p would be its own ancestor.
+	for cur := par; cur.ParentUUID != nil; {
+		if *cur.ParentUUID == p.UUID {
+			return "", models.E(models.Invalid, "parent_provider_uuid", "%s is a descendant of %s; that would make a cycle", par.Name, p.Name)
+		}
+		if cur, err = findProviderByUUID(t.tx, *cur.ParentUUID, "parent_provider_uuid"); err != nil {
+			return "", err
+		}
+	}
+	return par.RootUUID, nil
+}
+
+// moveSubtree re-roots every descendant of top (in tree oldRoot) to newRoot.
+func (t *txn) moveSubtree(top, oldRoot, newRoot string) error {
+	var tree []models.Provider
+	if err := t.tx.Select("uuid", "parent_uuid").Where("root_uuid = ?", oldRoot).Find(&tree).Error; err != nil {
+		return err
+	}
+	children := map[string][]string{}
+	for _, p := range tree {
+		if p.ParentUUID != nil {
+			children[*p.ParentUUID] = append(children[*p.ParentUUID], p.UUID)
+		}
+	}
+	var moved []string
+	for queue := slices.Clone(children[top]); len(queue) > 0; {
+		u := queue[0]
+		queue = append(queue[1:], children[u]...)
+		moved = append(moved, u)
+	}
+	for rest := moved; len(rest) > 0; {
+		n := min(len(rest), 500)
+		if err := t.tx.Model(&models.Provider{}).Where("uuid IN ?", rest[:n]).
+			UpdateColumns(map[string]any{"root_uuid": newRoot, "generation": gorm.Expr("generation + 1"), "updated_at": t.now}).Error; err != nil {
+			return err
+		}
+		rest = rest[n:]
+	}
+	return nil
+}
+
+// DeleteProvider removes a provider that has no children; its aggregate
+// memberships go with it (those aggregates' generations move).
+func (s *Store) DeleteProvider(ctx context.Context, a Actor, provUUID string, generation int64) error {
+	return s.write(ctx, a, "store.DeleteProvider", func(t *txn) error {
+		cur, err := findProviderByUUID(t.tx, provUUID, "provider")
+		if err != nil {
+			return err
+		}
+		if generation != AnyGeneration && cur.Generation != generation {
+			return staleErr("resource provider", cur.Name)
+		}
+		if cur.IsHost() {
+			hosted, err := t.serversOn(cur.Name)
+			if err != nil {
+				return err
+			}
+			if len(hosted) > 0 {
+				return models.E(models.Conflict, "provider", "host %s still has servers (%s); move or delete them first", cur.Name, strings.Join(hosted, ", "))
+			}
+		}
+		var kids []string
+		if err := t.tx.Model(&models.Provider{}).Where("parent_uuid = ?", cur.UUID).Order("name").Limit(5).Pluck("name", &kids).Error; err != nil {
+			return err
+		}
+		if len(kids) > 0 {
+			return models.E(models.Conflict, "provider", "resource provider %s has children (%s); delete them first", cur.Name, strings.Join(kids, ", "))
+		}
+		aggs, err := providerAggregates(t.tx, cur.UUID)
+		if err != nil {
+			return err
+		}
+		if err := t.tx.Where("provider_uuid = ?", cur.UUID).Delete(&models.AggregateMember{}).Error; err != nil {
+			return err
+		}
+		if err := t.bumpAggregates(aggs); err != nil {
+			return err
+		}
+		res := t.tx.Where("uuid = ? AND generation = ?", cur.UUID, cur.Generation).Delete(&models.Provider{})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return staleErr("resource provider", cur.Name)
+		}
+		return t.audit("delete", "provider", cur.UUID, cur.Name, map[string]any{"provider": cur, "aggregates": aggs}, nil)
+	})
+}
+
+func providerAggregates(tx *gorm.DB, provUUID string) ([]string, error) {
+	out := []string{}
+	err := tx.Model(&models.AggregateMember{}).Where("provider_uuid = ?", provUUID).Order("aggregate_uuid").Pluck("aggregate_uuid", &out).Error
+	return out, err
+}
+
+// ProviderAggregates returns the uuids of the aggregates a provider is
+// directly in (Placement's GET /resource_providers/{uuid}/aggregates) and the
+// provider's generation.
+func (s *Store) ProviderAggregates(ctx context.Context, provUUID string) ([]string, int64, error) {
+	var out []string
+	var gen int64
+	err := s.readTx(ctx, func(tx *gorm.DB) error {
+		p, err := findProviderByUUID(tx, provUUID, "provider")
+		if err != nil {
+			return err
+		}
+		gen = p.Generation
+		out, err = providerAggregates(tx, provUUID)
+		return err
+	})
+	if err != nil {
+		return nil, 0, mapErr("store.ProviderAggregates", err)
+	}
+	return out, gen, nil
+}
+
+// SetProviderAggregates replaces a provider's aggregates (Placement's PUT).
+// Like Placement, an unknown aggregate uuid is created on demand — here as a
+// bare aggregate named after its uuid. Returns the provider's new generation.
+func (s *Store) SetProviderAggregates(ctx context.Context, a Actor, provUUID string, generation int64, aggUUIDs []string) (int64, error) {
+	var newGen int64
+	err := s.write(ctx, a, "store.SetProviderAggregates", func(t *txn) error {
+		cur, err := findProviderByUUID(t.tx, provUUID, "provider")
+		if err != nil {
+			return err
+		}
+		if generation != AnyGeneration && cur.Generation != generation {
+			return staleErr("resource provider", cur.Name)
+		}
+		want := slices.Clone(aggUUIDs)
+		for _, u := range want {
+			if _, err := uuid.Parse(u); err != nil {
+				return models.E(models.Invalid, "aggregates", "%q is not a uuid", u)
+			}
+		}
+		slices.Sort(want)
+		want = slices.Compact(want)
+		have, err := providerAggregates(t.tx, cur.UUID)
+		if err != nil {
+			return err
+		}
+		added, removed := diffSorted(have, want)
+		for _, u := range added {
+			var n int64
+			if err := t.tx.Model(&models.Aggregate{}).Where("uuid = ?", u).Count(&n).Error; err != nil {
+				return err
+			}
+			if n == 0 {
+				if err := t.createAggregate(&models.Aggregate{UUID: u, Name: u}); err != nil {
+					return err
+				}
+			}
+			if err := t.tx.Create(&models.AggregateMember{AggregateUUID: u, ProviderUUID: cur.UUID}).Error; err != nil {
+				return err
+			}
+		}
+		if len(removed) > 0 {
+			if err := t.tx.Where("provider_uuid = ? AND aggregate_uuid IN ?", cur.UUID, removed).Delete(&models.AggregateMember{}).Error; err != nil {
+				return err
+			}
+		}
+		if err := t.bumpAggregates(append(slices.Clone(added), removed...)); err != nil {
+			return err
+		}
+		res := t.tx.Model(&models.Provider{}).Where("uuid = ? AND generation = ?", cur.UUID, cur.Generation).
+			UpdateColumns(map[string]any{"generation": cur.Generation + 1, "updated_at": t.now})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return staleErr("resource provider", cur.Name)
+		}
+		newGen = cur.Generation + 1
+		return t.audit("set-aggregates", "provider", cur.UUID, cur.Name,
+			map[string]any{"aggregates": have, "generation": cur.Generation},
+			map[string]any{"aggregates": want, "generation": newGen})
+	})
+	if err != nil {
+		return 0, err
+	}
+	return newGen, nil
+}
+
+// serversOn names (up to five of) the servers on host.
+func (t *txn) serversOn(host string) ([]string, error) {
+	var names []string
+	err := t.tx.Model(&models.Server{}).Where("host = ?", host).Order("name").Limit(5).Pluck("name", &names).Error
+	return names, err
+}
+
+// keepServersHosted follows a host's rename into its servers, and refuses
+// to turn a host with servers into something that is not a host.
+func (t *txn) keepServersHosted(cur, next *models.Provider) error {
+	if next.IsHost() {
+		if next.Name != cur.Name {
+			return t.tx.Model(&models.Server{}).Where("host = ?", cur.Name).
+				UpdateColumns(map[string]any{"host": next.Name, "updated_at": t.now}).Error
+		}
+		return nil
+	}
+	hosted, err := t.serversOn(cur.Name)
+	if err != nil {
+		return err
+	}
+	if len(hosted) > 0 {
+		return models.E(models.Conflict, "provider", "host %s still has servers (%s); it must stay a host", cur.Name, strings.Join(hosted, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,374 @@
+// Package store keeps corral's state in SQLite or PostgreSQL through GORM.
+//
+// Every write runs in one transaction that also bumps a global revision and
+// appends an audit event, so readers can cache a snapshot keyed by revision
+// and the audit log never misses a change. Objects that people edit
+// concurrently carry a generation; an update based on a stale generation is
+// refused with models.Conflict instead of silently overwriting.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/mattn/go-sqlite3"
+	"gorm.io/driver/postgres"
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+	"gorm.io/gorm/logger"
+
+	"corral/models"
+)
+
+// AnyGeneration skips the generation check (Nova's API carries none).
+const AnyGeneration int64 = -1
+
+// Actor is who makes a change and through which door; it is recorded in the
+// audit log of every write.
+type Actor struct {
+	Name      string
+	Via       string // console, compute-api, placement-api, cli, demo
+	ProjectID string
+	Role      string
+}
+
+// Store is the database behind corral. It is safe for concurrent use.
+type Store struct {
+	db       *gorm.DB // writes (SQLite: BEGIN IMMEDIATE so writers queue)
+	rdb      *gorm.DB // reads (SQLite: deferred transactions, WAL snapshots)
+	postgres bool
+}
+
+// Tables the models package does not describe.
+type revisionRow struct {
+	ID       int   `gorm:"primaryKey;autoIncrement:false"`
+	Revision int64 `gorm:"not null;default:0"`
+}
+
+func (revisionRow) TableName() string { return "corral_revision" }
+
+type settingsRow struct {
+	ID         int    `gorm:"primaryKey;autoIncrement:false"`
+	Data       string `gorm:"type:text;not null"`
+	Generation int64  `gorm:"not null;default:0"`
+	UpdatedAt  time.Time
+}
+
+func (settingsRow) TableName() string { return "corral_settings" }
+
+type sessionKeyRow struct {
+	ID        int64  `gorm:"primaryKey;autoIncrement:false"` // assigned by hand: see SessionKeys
+	HashKey   []byte `gorm:"not null"`
+	BlockKey  []byte `gorm:"not null"`
+	CreatedAt time.Time
+}
+
+func (sessionKeyRow) TableName() string { return "corral_session_keys" }
+
+// Open connects to dsn — a file path (SQLite) or a postgres:// URL — and
+// migrates the schema.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	const op = "store.Open"
+	if strings.TrimSpace(dsn) == "" {
+		return nil, models.E(models.Invalid, "db", "a database path or postgres:// URL is required")
+	}
+	if dsn == ":memory:" || strings.Contains(dsn, "mode=memory") {
+		// Each pooled connection would get its own empty database.
+		return nil, models.E(models.Invalid, "db", "an in-memory SQLite database is not supported; give a file path")
+	}
+	cfg := &gorm.Config{Logger: logger.Default.LogMode(logger.Silent), NowFunc: func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }}
+	s := &Store{}
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		db, err := gorm.Open(postgres.Open(dsn), cfg)
+		if err != nil {
+			return nil, models.Wrap(op, fmt.Errorf("connect to postgres: %w", err))
+		}
+		sqlDB, err := db.DB()
+		if err != nil {
+			return nil, models.Wrap(op, err)
+		}
+		sqlDB.SetMaxOpenConns(16)
+		sqlDB.SetMaxIdleConns(4)
+		sqlDB.SetConnMaxIdleTime(time.Minute)
+		s.db, s.rdb, s.postgres = db, db, true
+	} else {
+		w, err := gorm.Open(sqlite.Open(sqliteDSN(dsn, "immediate")), cfg)
+		if err != nil {
+			return nil, models.Wrap(op, fmt.Errorf("open sqlite %s: %w", dsn, err))
+		}
+		r, err := gorm.Open(sqlite.Open(sqliteDSN(dsn, "deferred")), cfg)
+		if err != nil {
+			closeGorm(w)
+			return nil, models.Wrap(op, fmt.Errorf("open sqlite %s: %w", dsn, err))
+		}
+		// Writers take the lock at BEGIN, so a few connections suffice; more
+		// would only wait in busy_timeout.
+		if sqlDB, err := w.DB(); err == nil {
+			sqlDB.SetMaxOpenConns(4)
+		}
+		if sqlDB, err := r.DB(); err == nil {
+			sqlDB.SetMaxOpenConns(8)
+		}
+		s.db, s.rdb = w, r
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, models.Wrap(op, err)
+	}
+	return s, nil
+}
+
+// sqliteDSN turns a path into a go-sqlite3 URI with the options corral relies
+// on: WAL so readers never block writers, a busy timeout so concurrent writers
+// (other processes included) wait instead of failing, foreign keys on.
+func sqliteDSN(path, txlock string) string {
+	opts := url.Values{}
+	opts.Set("_journal_mode", "WAL")
+	opts.Set("_busy_timeout", "10000")
+	opts.Set("_foreign_keys", "on")
+	opts.Set("_synchronous", "NORMAL")
+	opts.Set("_txlock", txlock)
+	p := strings.TrimPrefix(path, "file:")
+	sep := "?"
+	if strings.Contains(p, "?") {
+		sep = "&"
+	}
+	return "file:" + p + sep + opts.Encode()
+}
+
+func closeGorm(db *gorm.DB) error {
+	if db == nil {
+		return nil
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.Close()
+}
+
+// Close releases the database connections.
+func (s *Store) Close() error {
+	if s == nil {
+		return nil
+	}
+	err := closeGorm(s.db)
+	if s.rdb != s.db {
+		if e := closeGorm(s.rdb); err == nil {
+			err = e
+		}
+	}
+	return models.Wrap("store.Close", err)
+}
+
+// IsPostgres reports whether the store runs on PostgreSQL.
+func (s *Store) IsPostgres() bool { return s.postgres }
+
+const membersDDL = `CREATE TABLE IF NOT EXISTS aggregate_members (
+	aggregate_uuid varchar(36) NOT NULL REFERENCES aggregates(uuid) ON DELETE CASCADE,
+	provider_uuid varchar(36) NOT NULL REFERENCES providers(uuid) ON DELETE CASCADE,
+	PRIMARY KEY (aggregate_uuid, provider_uuid)
+)`
+
+func (s *Store) migrate(ctx context.Context) error {
+	if s.postgres {
+		return s.db.WithContext(ctx).Transaction(s.migrateTx)
+	}
+	// GORM's SQLite migrator changes a column by rebuilding the table, and
+	// dropping the old table would cascade-delete memberships. Foreign keys
+	// can only be switched off outside a transaction, so pin one connection.
+	return s.db.WithContext(ctx).Connection(func(conn *gorm.DB) error {
+		if err := conn.Exec("PRAGMA foreign_keys = OFF").Error; err != nil {
+			return err
+		}
+		defer conn.Exec("PRAGMA foreign_keys = ON")
+		return conn.Transaction(s.migrateTx)
+	})
+}
+
+func (s *Store) migrateTx(tx *gorm.DB) error {
+	if s.postgres {
+		// Replicas starting together must not migrate concurrently;
+		// PostgreSQL DDL is transactional, so a transaction-scoped lock
+		// covers the whole migration.
+		if err := tx.Exec("SELECT pg_advisory_xact_lock(7306234921)").Error; err != nil {
+			return err
+		}
+	}
+	if err := tx.AutoMigrate(
+		&models.Provider{}, &models.Aggregate{}, &models.Flavor{}, &models.Server{},
+		&models.ServerGroup{}, &models.User{}, &models.APIToken{}, &models.AuditEvent{},
+		&models.Quota{}, &revisionRow{}, &settingsRow{}, &sessionKeyRow{},
+		&Draft{},
+	); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	// Memberships are created by hand so the database itself refuses a
+	// membership that points at nothing (GORM cannot declare these
+	// references for a struct without relations).
+	if err := tx.Exec(membersDDL).Error; err != nil {
+		return fmt.Errorf("migrate aggregate_members: %w", err)
+	}
+	if err := tx.Exec("CREATE INDEX IF NOT EXISTS idx_aggregate_members_provider ON aggregate_members (provider_uuid)").Error; err != nil {
+		return fmt.Errorf("migrate aggregate_members: %w", err)
+	}
+	return tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&revisionRow{ID: 1}).Error
+}
+
+// Revision is the global change counter: it moves on every write.
+func (s *Store) Revision(ctx context.Context) (int64, error) {
+	var rev int64
+	err := s.rdb.WithContext(ctx).Raw("SELECT revision FROM corral_revision WHERE id = 1").Scan(&rev).Error
+	return rev, mapErr("store.Revision", err)
+}
+
+// txn is one write in progress.
+type txn struct {
+	tx     *gorm.DB
+	actor  Actor
+	now    time.Time
+	events int
+}
+
+// write runs fn in one transaction that bumps the revision first. Taking the
+// revision row's lock first orders all writers on PostgreSQL the same way on
+// every write, so they cannot deadlock and a conditional UPDATE always sees
+// the previous writer's committed generation.
+func (s *Store) write(ctx context.Context, a Actor, op string, fn func(t *txn) error) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Exec("UPDATE corral_revision SET revision = revision + 1 WHERE id = 1")
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return errors.New("revision row is missing")
+		}
+		t := &txn{tx: tx, actor: a, now: time.Now().UTC().Truncate(time.Microsecond)}
+		if err := fn(t); err != nil {
+			return err
+		}
+		if t.events == 0 {
+			return fmt.Errorf("%s recorded no audit event", op)
+		}
+		return nil
+	})
+	return mapErr(op, err)
+}
+
+// audit appends one event; before and after are marshalled to JSON (nil
+// stays empty: nothing before a create, nothing after a delete).
+func (t *txn) audit(action, objType, objID, objName string, before, after any) error {
+	enc := func(v any) (string, error) {
+		if v == nil {
+			return "", nil
+		}
+		b, err := json.Marshal(v)
+		return string(b), err
+	}
+	b, err := enc(before)
+	if err != nil {
+		return err
+	}
+	a, err := enc(after)
+	if err != nil {
+		return err
+	}
+	name := t.actor.Name
+	if name == "" {
+		name = "(unknown)"
+	}
+	ev := models.AuditEvent{
+		At: t.now, Actor: name, Via: t.actor.Via, Action: action,
+		ObjectType: objType, ObjectID: objID, ObjectName: objName, Before: b, After: a,
+	}
+	if err := t.tx.Create(&ev).Error; err != nil {
+		return err
+	}
+	t.events++
+	return nil
+}
+
+// mapErr turns driver errors into corral errors: unique violations are
+// conflicts, missing rows are not-found, everything else is internal.
+func mapErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *models.Error
+	if errors.As(err, &ce) {
+		return models.Wrap(op, err)
+	}
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return &models.Error{Op: op, Kind: models.NotFound, Msg: "not found", Err: err}
+	}
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		switch se.ExtendedCode {
+		case sqlite3.ErrConstraintUnique, sqlite3.ErrConstraintPrimaryKey:
+			field := ""
+			if i := strings.LastIndex(se.Error(), "."); i >= 0 {
+				field = strings.TrimSpace(se.Error()[i+1:])
+			}
+			return &models.Error{Op: op, Kind: models.Conflict, Field: field, Msg: "already exists", Err: err}
+		case sqlite3.ErrConstraintForeignKey:
+			return &models.Error{Op: op, Kind: models.Conflict, Msg: "refers to an object that does not exist or is still referenced", Err: err}
+		}
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "23505":
+			field := pe.ConstraintName
+			if i := strings.LastIndex(field, "_"); i >= 0 {
+				field = field[i+1:]
+			}
+			return &models.Error{Op: op, Kind: models.Conflict, Field: field, Msg: "already exists", Err: err}
+		case "23503":
+			return &models.Error{Op: op, Kind: models.Conflict, Msg: "refers to an object that does not exist or is still referenced", Err: err}
+		case "40001", "40P01":
+			return &models.Error{Op: op, Kind: models.Conflict, Msg: "changed by someone else — reload", Err: err}
+		}
+	}
+	return &models.Error{Op: op, Kind: models.Internal, Err: err}
+}
+
+// staleErr is the message every generation mismatch carries.
+func staleErr(what, id string) error {
+	return models.E(models.Conflict, "generation", "%s %s was changed by someone else — reload", what, id)
+}
+
+// page applies offset/limit; a limit <= 0 means no limit.
+func page(q *gorm.DB, offset, limit int) *gorm.DB {
+	if offset > 0 {
+		q = q.Offset(offset)
+	}
+	if limit > 0 {
+		q = q.Limit(limit)
+	}
+	return q
+}
+
+// likePattern builds a case-insensitive substring pattern with LIKE's
+// wildcards escaped, for use with "LOWER(col) LIKE ? ESCAPE '\'".
+func likePattern(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + r.Replace(strings.ToLower(s)) + "%"
+}
+
+// readTx runs fn in one read transaction: a consistent snapshot on both
+// databases (WAL on SQLite, REPEATABLE READ on PostgreSQL).
+func (s *Store) readTx(ctx context.Context, fn func(tx *gorm.DB) error) error {
+	var opts *sql.TxOptions
+	if s.postgres {
+		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
+	return s.rdb.WithContext(ctx).Transaction(fn, opts)
+}

@@ -1,12 +1,13 @@
 # corral — the two commands a new user needs are `make run` and `make test`.
 ADDR    ?= 127.0.0.1:8080
-DB      ?= corral.db
+DB      ?= $(or $(CORRAL_DATABASE_URL),corral.db)
 BIN     := bin/corral
 FUZZTIME ?= 5s
 # Fuzz targets, as package:FuzzName; each runs for FUZZTIME under `make test`.
 FUZZ_TARGETS := \
 	./models/placement:FuzzParseMemberOf \
-	./models/scheduling:FuzzParseRequirement
+	./models/scheduling:FuzzParseRequirement \
+	./handlers/placementapi:FuzzParseListQuery
 
 GO_SOURCES := $(shell find . -name '*.go' -not -path './bin/*')
 

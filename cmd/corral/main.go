@@ -1,0 +1,479 @@
+// Command corral is the admin console for where things may land in an
+// OpenStack cloud, and its command-line tools.
+//
+//	corral serve --addr HOST:PORT --db PATH|URL [--demo] [--secure-cookies]
+//	corral user create --db D --name N --role admin|member|reader [--project P]   (password on stdin)
+//	corral user password --db D --name N                                        (password on stdin)
+//	corral token create --db D --user N [--name TOKEN-NAME]
+//	corral export --db D
+//	corral import --db D [--replace] FILE
+//	corral preview [FILE]
+//
+// --db defaults to $CORRAL_DATABASE_URL, then to corral.db (SQLite). A
+// postgres:// URL selects PostgreSQL.
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"corral/handlers"
+	"corral/models"
+	"corral/models/store"
+	"corral/web"
+)
+
+// Lines of serve's output that scripts (and the tests) read.
+const (
+	servingPrefix  = "corral is serving "
+	passwordPrefix = "Sign in as admin with password: "
+)
+
+const usage = `usage:
+  corral serve --addr HOST:PORT --db PATH|URL [--demo] [--secure-cookies]
+  corral user create --db D --name N --role admin|member|reader [--project P]  (password on stdin)
+  corral user password --db D --name N  (password on stdin)
+  corral token create --db D --user N [--name TOKEN-NAME]
+  corral export --db D
+  corral import --db D [--replace] FILE
+  corral preview [FILE]`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// usageError is bad command-line usage: exit status 2, one line.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func badUsage(format string, args ...any) error {
+	return usageError{fmt.Sprintf(format, args...)}
+}
+
+// run is main without the process: it returns the exit status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "corral: missing command (serve, user, token, export, import, preview); see corral help")
+		return 2
+	}
+	var err error
+	switch verb, rest := args[0], args[1:]; verb {
+	case "serve":
+		err = cmdServe(rest, stdout, stderr)
+	case "user":
+		err = cmdUser(rest, stdin, stdout)
+	case "token":
+		err = cmdToken(rest, stdout)
+	case "export":
+		err = cmdExport(rest, stdout)
+	case "import":
+		err = cmdImport(rest, stdout)
+	case "preview":
+		return runPreview(rest, stdin, stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprintln(stdout, usage)
+		return 0
+	default:
+		err = badUsage("unknown command %q (want serve, user, token, export, import or preview)", verb)
+	}
+	if err == nil {
+		return 0
+	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "corral %s: %s\n", args[0], oneLine(ue.msg))
+		return 2
+	}
+	fmt.Fprintf(stderr, "corral %s: %s\n", args[0], oneLine(err.Error()))
+	if models.KindOf(err) == models.Invalid {
+		return 2 // bad input, like bad usage
+	}
+	return 1
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// flags parses args allowing flags and positional arguments in any order
+// (Go's flag package stops at the first positional one). A parse error is
+// a usage error.
+func flags(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, badUsage("see corral help")
+			}
+			return nil, badUsage("%v", err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func dbFlag(fs *flag.FlagSet) *string {
+	def := os.Getenv("CORRAL_DATABASE_URL")
+	if def == "" {
+		def = "corral.db"
+	}
+	return fs.String("db", def, "SQLite file or postgres:// URL")
+}
+
+func noArgs(pos []string) error {
+	if len(pos) > 0 {
+		return badUsage("unexpected argument %q", pos[0])
+	}
+	return nil
+}
+
+// cliActor is who the audit log records for command-line changes.
+func cliActor() store.Actor {
+	name := os.Getenv("USER")
+	if name == "" {
+		name = "cli"
+	}
+	return store.Actor{Name: name, Via: "cli", Role: models.RoleAdmin}
+}
+
+func openStore(dsn string) (*store.Store, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return store.Open(ctx, dsn)
+}
+
+// --- serve ------------------------------------------------------------------
+
+func cmdServe(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address HOST:PORT (port 0 picks a free one)")
+	db := dbFlag(fs)
+	demo := fs.Bool("demo", false, "load demo data into an empty database and create an admin user")
+	secure := fs.Bool("secure-cookies", false, "mark cookies Secure even over plain HTTP (behind a TLS proxy)")
+	pos, err := flags(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(pos); err != nil {
+		return err
+	}
+	if _, _, err := net.SplitHostPort(*addr); err != nil {
+		return badUsage("--addr %q: want HOST:PORT", *addr)
+	}
+
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	st, err := openStore(*db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	var notes []string
+	if *demo {
+		loaded, err := st.LoadDemo(ctx)
+		if err != nil {
+			return err
+		}
+		if loaded {
+			notes = append(notes, "Loaded the demo data (the seed topology, tenant and reservation aggregates, flavors, server groups).")
+		} else {
+			notes = append(notes, "The database already holds data; the demo data was not loaded again.")
+		}
+	}
+	users, err := st.CountUsers(ctx)
+	if err != nil {
+		return err
+	}
+	var password string
+	if users == 0 && *demo {
+		password = newPassword()
+		if _, err := st.CreateUser(ctx, cliActor(), "admin", password, models.RoleAdmin, ""); err != nil {
+			return err
+		}
+	}
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	env := &handlers.Env{Store: st, Log: log}
+	e, err := web.New(env, web.Config{SecureCookies: *secure})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	srv := &http.Server{
+		Handler:           e,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+
+	fmt.Fprintf(stdout, "%s%s\n", servingPrefix, displayURL(ln.Addr()))
+	for _, n := range notes {
+		fmt.Fprintln(stdout, n)
+	}
+	switch {
+	case password != "":
+		fmt.Fprintf(stdout, "%s%s\n", passwordPrefix, password)
+		fmt.Fprintln(stdout, "The password is shown only this once. To set a new one: corral user password --db "+*db+" --name admin  (password on stdin)")
+	case users == 0:
+		fmt.Fprintln(stdout, "There are no users yet. Create one: corral user create --db "+*db+" --name NAME --role admin  (password on stdin)")
+	default:
+		fmt.Fprintln(stdout, "Sign in with an existing user. To add one: corral user create --db "+*db+" --name NAME --role admin;")
+		fmt.Fprintln(stdout, "to reset a password: corral user password --db "+*db+" --name NAME  (passwords on stdin)")
+	}
+	if f, ok := stdout.(interface{ Sync() error }); ok {
+		_ = f.Sync()
+	}
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return err
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// displayURL is the URL to open for a listener: an unspecified host
+// (0.0.0.0, ::) is shown as loopback, which works from the same machine.
+func displayURL(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok {
+		return "http://" + a.String() + "/"
+	}
+	host := tcp.IP.String()
+	if tcp.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return fmt.Sprintf("http://%s/", net.JoinHostPort(host, fmt.Sprint(tcp.Port)))
+}
+
+func newPassword() string {
+	b := make([]byte, 15)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// --- user -------------------------------------------------------------------
+
+func cmdUser(args []string, stdin io.Reader, stdout io.Writer) error {
+	if len(args) == 0 {
+		return badUsage("missing subcommand (create or password)")
+	}
+	switch args[0] {
+	case "create":
+		return cmdUserCreate(args[1:], stdin, stdout)
+	case "password":
+		return cmdUserPassword(args[1:], stdin, stdout)
+	}
+	return badUsage("unknown subcommand %q (want create or password)", args[0])
+}
+
+// readPassword takes the first line of stdin.
+func readPassword(stdin io.Reader) (string, error) {
+	line, err := bufio.NewReader(stdin).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	pw := strings.TrimRight(line, "\r\n")
+	if pw == "" {
+		return "", badUsage("no password on stdin")
+	}
+	return pw, nil
+}
+
+func cmdUserCreate(args []string, stdin io.Reader, stdout io.Writer) error {
+	fs := flag.NewFlagSet("user create", flag.ContinueOnError)
+	db := dbFlag(fs)
+	name := fs.String("name", "", "user name")
+	role := fs.String("role", "", "admin, member or reader")
+	project := fs.String("project", "", "project id")
+	pos, err := flags(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(pos); err != nil {
+		return err
+	}
+	if *name == "" {
+		return badUsage("--name is required")
+	}
+	if !models.ValidRole(*role) {
+		return badUsage("--role must be admin, member or reader")
+	}
+	pw, err := readPassword(stdin)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(*db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	u, err := st.CreateUser(context.Background(), cliActor(), *name, pw, *role, *project)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "created user %s (%s)\n", u.Name, u.Role)
+	return nil
+}
+
+func cmdUserPassword(args []string, stdin io.Reader, stdout io.Writer) error {
+	fs := flag.NewFlagSet("user password", flag.ContinueOnError)
+	db := dbFlag(fs)
+	name := fs.String("name", "", "user name")
+	pos, err := flags(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(pos); err != nil {
+		return err
+	}
+	if *name == "" {
+		return badUsage("--name is required")
+	}
+	pw, err := readPassword(stdin)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(*db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.SetPassword(context.Background(), cliActor(), *name, pw); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "password of %s changed\n", *name)
+	return nil
+}
+
+// --- token ------------------------------------------------------------------
+
+func cmdToken(args []string, stdout io.Writer) error {
+	if len(args) == 0 || args[0] != "create" {
+		return badUsage("want: corral token create --db D --user N")
+	}
+	fs := flag.NewFlagSet("token create", flag.ContinueOnError)
+	db := dbFlag(fs)
+	user := fs.String("user", "", "the user the token acts as")
+	name := fs.String("name", "", "a name to recognise the token by (default: cli and the date)")
+	pos, err := flags(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if err := noArgs(pos); err != nil {
+		return err
+	}
+	if *user == "" {
+		return badUsage("--user is required")
+	}
+	if *name == "" {
+		*name = "cli " + time.Now().UTC().Format("2006-01-02 15:04")
+	}
+	st, err := openStore(*db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	plain, _, err := st.CreateToken(context.Background(), cliActor(), *user, *name)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, plain)
+	return nil
+}
+
+// --- export / import ----------------------------------------------------------
+
+func cmdExport(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	db := dbFlag(fs)
+	pos, err := flags(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(pos); err != nil {
+		return err
+	}
+	st, err := openStore(*db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	w, err := st.ExportWorld(context.Background())
+	if err != nil {
+		return err
+	}
+	return models.EncodeWorld(stdout, w)
+}
+
+func cmdImport(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	db := dbFlag(fs)
+	replace := fs.Bool("replace", false, "replace everything instead of merging")
+	pos, err := flags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return badUsage("want exactly one FILE (the world JSON)")
+	}
+	f, err := os.Open(pos[0])
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w, err := models.DecodeWorld(f)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(*db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.ImportWorld(context.Background(), cliActor(), w, *replace); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "imported %d providers, %d aggregates, %d flavors, %d servers, %d server groups\n",
+		len(w.Providers), len(w.Aggregates), len(w.Flavors), len(w.Servers), len(w.ServerGroups))
+	return nil
+}

@@ -1,0 +1,85 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"sync"
+
+	"github.com/labstack/echo/v4"
+
+	"corral/models/store"
+	"corral/views"
+)
+
+// Home is the dashboard (GET /): how many of each object there are.
+func (env *Env) Home(c echo.Context) error {
+	counts, err := env.dashboardCounts(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	counts.Recent, _, err = env.Store.ListAudit(c.Request().Context(), store.AuditQuery{Limit: 5})
+	if err != nil {
+		return err
+	}
+	return Render(c, http.StatusOK, views.Dashboard(NewPage(c, "Dashboard", "dashboard"), counts))
+}
+
+// countCache keeps the dashboard's counts until the store's revision moves:
+// counting hosts reads every root provider, which a busy dashboard should
+// not repeat on every load.
+type countCache struct {
+	mu     sync.Mutex
+	rev    int64
+	valid  bool
+	counts views.DashboardProps
+}
+
+func (env *Env) dashboardCounts(ctx context.Context) (views.DashboardProps, error) {
+	cc := &env.counts
+	rev, err := env.Store.Revision(ctx)
+	if err != nil {
+		return views.DashboardProps{}, err
+	}
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.valid && cc.rev == rev {
+		return cc.counts, nil
+	}
+	counts, err := countAll(ctx, env.Store)
+	if err != nil {
+		return views.DashboardProps{}, err
+	}
+	cc.rev, cc.valid, cc.counts = rev, true, counts
+	return counts, nil
+}
+
+func countAll(ctx context.Context, s *store.Store) (views.DashboardProps, error) {
+	var d views.DashboardProps
+	var err error
+	// Limit 1: the store reports the total matching besides the page.
+	if _, d.Aggregates, err = s.ListAggregates(ctx, store.AggregateQuery{Limit: 1}); err != nil {
+		return d, err
+	}
+	if _, d.Providers, err = s.ListProviders(ctx, store.ProviderQuery{Limit: 1}); err != nil {
+		return d, err
+	}
+	roots, _, err := s.ListProviders(ctx, store.ProviderQuery{RootsOnly: true})
+	if err != nil {
+		return d, err
+	}
+	for i := range roots {
+		if roots[i].IsHost() {
+			d.Hosts++
+		}
+	}
+	if _, d.Flavors, err = s.ListFlavors(ctx, store.FlavorQuery{Limit: 1}); err != nil {
+		return d, err
+	}
+	if d.ServerGroups, err = s.CountServerGroups(ctx, ""); err != nil {
+		return d, err
+	}
+	if _, d.Servers, err = s.ListServers(ctx, store.ServerQuery{Limit: 1}); err != nil {
+		return d, err
+	}
+	return d, nil
+}

@@ -1,0 +1,154 @@
+// Package views holds the console's templ components: the layout, the form,
+// flash, pagination and confirmation building blocks, and the pages of the
+// sign-in, dashboard, token, user and audit screens. Views only render what
+// they are given; handlers decide what that is.
+//
+// Elements that tests look for carry a data-testid attribute, so that tests
+// survive changes of wording and markup.
+package views
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"corral/models"
+)
+
+// CSRFFormField is the form field the CSRF middleware reads; CSRFHeader is
+// the header htmx requests carry instead.
+const (
+	CSRFFormField = "_csrf"
+	CSRFHeader    = "X-CSRF-Token"
+)
+
+// Flash kinds: one per outcome.
+const (
+	FlashSuccess = "success"
+	FlashWarning = "warning"
+	FlashError   = "error"
+)
+
+// Flash is a one-time message shown at the top of the next page.
+type Flash struct {
+	Kind string // FlashSuccess, FlashWarning or FlashError
+	Msg  string
+}
+
+// Page is what the layout needs from every console request.
+type Page struct {
+	Title   string
+	Active  string // the navigation key of the current page, e.g. "audit"
+	User    *models.User
+	CSRF    string
+	Flashes []Flash
+}
+
+// NavItem is one entry of the side navigation.
+type NavItem struct {
+	Key, Label, Href string
+	Group            string // a heading shown above this item, if any
+	Role             string // the least role that sees the item; "" for all
+}
+
+// Nav lists the console's pages in navigation order. Pages are added by
+// registering routes; an item whose page does not exist yet simply 404s.
+var Nav = []NavItem{
+	{Key: "dashboard", Label: "Dashboard", Href: "/"},
+	{Key: "query", Label: "Query", Href: "/query"},
+	{Key: "aggregates", Label: "Aggregates", Href: "/aggregates", Group: "Inventory"},
+	{Key: "providers", Label: "Providers", Href: "/providers"},
+	{Key: "flavors", Label: "Flavors", Href: "/flavors"},
+	{Key: "server-groups", Label: "Server groups", Href: "/server-groups"},
+	{Key: "drafts", Label: "Drafts", Href: "/drafts", Group: "Changes"},
+	{Key: "settings", Label: "Settings", Href: "/settings"},
+	{Key: "audit", Label: "Audit", Href: "/audit"},
+	{Key: "tokens", Label: "Tokens", Href: "/tokens", Group: "Access"},
+	{Key: "users", Label: "Users", Href: "/users", Role: models.RoleAdmin},
+}
+
+func navItems(u *models.User) []NavItem {
+	if u == nil {
+		return nil
+	}
+	out := make([]NavItem, 0, len(Nav))
+	for _, it := range Nav {
+		if it.Role == "" || RoleAtLeast(u.Role, it.Role) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// RoleRank orders roles: admin > member > reader; unknown roles rank 0.
+func RoleRank(role string) int {
+	switch role {
+	case models.RoleAdmin:
+		return 3
+	case models.RoleMember:
+		return 2
+	case models.RoleReader:
+		return 1
+	}
+	return 0
+}
+
+// RoleAtLeast reports whether role is at least as privileged as min.
+func RoleAtLeast(role, min string) bool {
+	r := RoleRank(role)
+	return r > 0 && r >= RoleRank(min)
+}
+
+// htmxConfig keeps htmx inside the Content-Security-Policy: no inline
+// indicator styles (static/css has them) and no eval, so event filters such
+// as keyup[key=='Enter'] are unavailable: trigger on "input changed" instead.
+// Error responses are swapped in like any other, so the error fragment the
+// server sends for a failed htmx request is seen rather than dropped.
+const htmxConfig = `{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false,"historyCacheSize":0,` +
+	`"responseHandling":[{"code":"204","swap":false},{"code":"[23]..","swap":true},{"code":"[45]..","swap":true,"error":true},{"code":"...","swap":false}]}`
+
+func csrfHeaders(token string) string {
+	b, _ := json.Marshal(map[string]string{CSRFHeader: token})
+	return string(b)
+}
+
+func flashRole(kind string) string {
+	if kind == FlashError {
+		return "alert"
+	}
+	return "status"
+}
+
+// When formats a timestamp the same way on every page (UTC, to the second).
+func When(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
+
+// WhenPtr is When for optional timestamps.
+func WhenPtr(t *time.Time) string {
+	if t == nil {
+		return "—"
+	}
+	return When(*t)
+}
+
+// Plural returns "1 host", "2 hosts".
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func title(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

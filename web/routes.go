@@ -1,0 +1,81 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"corral/handlers"
+	"corral/handlers/compute"
+	"corral/handlers/console"
+	"corral/handlers/placementapi"
+	"corral/handlers/query"
+	"corral/models"
+	"corral/static"
+)
+
+// Groups are the route groups handler packages register into.
+type Groups struct {
+	// Console holds the pages people use: signed-in users only (others are
+	// sent to the sign-in page), CSRF-checked forms, HTML error pages.
+	// Gate writes with handlers.RequireRole(models.RoleMember) and admin
+	// pages with handlers.RequireRole(models.RoleAdmin).
+	Console *echo.Group
+	// API is the console's JSON API under /api: a session or an
+	// X-Auth-Token, JSON error bodies.
+	API *echo.Group
+	// Compute is the Nova-compatible API under /compute and Placement the
+	// Placement-compatible one under /placement. Both authenticate by
+	// X-Auth-Token only (handlers.CurrentUser is set when the token is
+	// valid; add handlers.RequireLogin where upstream needs auth) and may
+	// render their own fault bodies with env.RenderErrorsUnder.
+	Compute   *echo.Group
+	Placement *echo.Group
+}
+
+// registerRoutes is the one place where URLs meet handlers. A handler
+// package exposes Register(g, env) and gets one line below.
+func registerRoutes(e *echo.Echo, env *handlers.Env, loginLimit echo.MiddlewareFunc) Groups {
+	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
+	e.Group("/static", cacheStatic).StaticFS("/", static.FS)
+
+	e.GET("/login", env.LoginForm)
+	e.POST("/login", env.Login, loginLimit)
+	e.POST("/logout", env.Logout)
+
+	g := Groups{
+		Console:   e.Group("", handlers.RequireLogin),
+		API:       e.Group("/api", handlers.RequireLogin),
+		Compute:   e.Group("/compute"),
+		Placement: e.Group("/placement"),
+	}
+
+	c := g.Console
+	c.GET("/", env.Home)
+	c.GET("/tokens", env.Tokens)
+	c.POST("/tokens", env.CreateToken)
+	c.GET("/tokens/:id/revoke", env.ConfirmRevokeToken)
+	c.POST("/tokens/:id/revoke", env.RevokeToken)
+	c.GET("/audit", env.Audit)
+	admin := handlers.RequireRole(models.RoleAdmin)
+	c.GET("/users", env.Users, admin)
+	c.POST("/users", env.CreateUser, admin)
+
+	g.API.GET("/whoami", env.WhoAmI)
+
+	// Handler packages, one line each.
+	compute.Register(g.Compute, env)
+	console.Register(g.Console, env)
+	query.Register(g.Console, g.API, env)
+	placementapi.Register(g.Placement, env)
+	return g
+}
+
+// cacheStatic lets browsers keep assets for an hour; their names carry a
+// version where it matters (htmx).
+func cacheStatic(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Response().Header().Set(echo.HeaderCacheControl, "public, max-age=3600")
+		return next(c)
+	}
+}

@@ -1,0 +1,253 @@
+// Package web assembles corral's HTTP application: one Echo instance with
+// request ids, request logging, panic recovery, security headers, console
+// sessions, API-token authentication, CSRF protection, the routes of every
+// handler package and the one error handler that maps error kinds to
+// statuses and bodies.
+package web
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"golang.org/x/time/rate"
+
+	"corral/handlers"
+	"corral/views"
+)
+
+// Config tunes the application; the zero value is a sensible default.
+type Config struct {
+	// SessionTTL is how long a console sign-in lasts; 8 hours when zero.
+	SessionTTL time.Duration
+	// SecureCookies marks cookies Secure even on plain-HTTP requests, for
+	// deployments behind a TLS-terminating proxy. Requests that arrive over
+	// TLS always get Secure cookies.
+	SecureCookies bool
+	// TrustProxy takes the client's address from X-Forwarded-For, for a
+	// deployment behind a reverse proxy. Otherwise the header is ignored, so
+	// that clients cannot choose the address that logs and the sign-in rate
+	// limit see.
+	TrustProxy bool
+	// LoginRate and LoginBurst limit sign-in attempts per client address
+	// (attempts per second, and how many may come at once); 1 and 20 when
+	// zero.
+	LoginRate  float64
+	LoginBurst int
+}
+
+// New builds the application around env. It fills in env's logger, clock
+// and session manager when they are unset.
+func New(env *handlers.Env, cfg Config) (*echo.Echo, error) {
+	if env == nil || env.Store == nil {
+		return nil, errString("web.New: env and env.Store are required")
+	}
+	if env.Log == nil {
+		env.Log = slog.Default()
+	}
+	if env.Now == nil {
+		env.Now = time.Now
+	}
+	if env.Sessions == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		keys, err := env.Store.SessionKeys(ctx)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		// The clock is read through env so that tests moving env.Now move
+		// session expiry too.
+		s, err := handlers.NewSessions(keys, cfg.SessionTTL, func() time.Time { return env.Now() })
+		if err != nil {
+			return nil, err
+		}
+		env.Sessions = s
+	}
+	env.Sessions.Secure = env.Sessions.Secure || cfg.SecureCookies
+
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.HTTPErrorHandler = errorHandler(env)
+	if cfg.TrustProxy {
+		e.IPExtractor = echo.ExtractIPFromXFFHeader()
+	} else {
+		e.IPExtractor = echo.ExtractIPDirect()
+	}
+
+	e.Use(middleware.RequestID())
+	e.Use(requestLog(env.Log))
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
+		DisableStackAll: true,
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			env.Log.Error("panic", "err", err, "path", c.Request().URL.Path,
+				"request_id", c.Response().Header().Get(echo.HeaderXRequestID), "stack", string(stack))
+			return err
+		},
+	}))
+	e.Use(securityHeaders)
+	e.Use(skipFor(env.LoadSession, noSession))
+	e.Use(skipFor(env.TokenAuth, isStatic))
+	e.Use(csrf(cfg))
+
+	registerRoutes(e, env, loginLimit(cfg))
+	return e, nil
+}
+
+// loginLimit slows down password guessing: each client address gets a
+// bucket of attempts that refills at LoginRate per second.
+func loginLimit(cfg Config) echo.MiddlewareFunc {
+	r, burst := cfg.LoginRate, cfg.LoginBurst
+	if r <= 0 {
+		r = 1
+	}
+	if burst <= 0 {
+		burst = 20
+	}
+	return middleware.RateLimiterWithConfig(middleware.RateLimiterConfig{
+		Store: middleware.NewRateLimiterMemoryStoreWithConfig(middleware.RateLimiterMemoryStoreConfig{
+			Rate: rate.Limit(r), Burst: burst, ExpiresIn: 10 * time.Minute,
+		}),
+		IdentifierExtractor: func(c echo.Context) (string, error) { return c.RealIP(), nil },
+		DenyHandler: func(c echo.Context, _ string, _ error) error {
+			return echo.NewHTTPError(http.StatusTooManyRequests, "Too many sign-in attempts. Wait a minute and try again.")
+		},
+	})
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+// isStatic reports whether a request is for an embedded asset.
+func isStatic(c echo.Context) bool {
+	return strings.HasPrefix(c.Request().URL.Path, "/static/")
+}
+
+// isOpenStackAPI reports whether a request is for the Nova- or
+// Placement-compatible API: those authenticate by token only.
+func isOpenStackAPI(c echo.Context) bool {
+	p := c.Request().URL.Path
+	for _, prefix := range []string{"/compute", "/placement"} {
+		if p == prefix || strings.HasPrefix(p, prefix+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// noSession marks requests that never use the console session: assets, and
+// the OpenStack-compatible APIs, which accept tokens only (so a browser's
+// cookie can never be ridden there by a forged request).
+func noSession(c echo.Context) bool { return isStatic(c) || isOpenStackAPI(c) }
+
+func skipFor(mw echo.MiddlewareFunc, skip func(echo.Context) bool) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		withMW := mw(next)
+		return func(c echo.Context) error {
+			if skip(c) {
+				return next(c)
+			}
+			return withMW(c)
+		}
+	}
+}
+
+// csrf checks every unsafe console request: browsers by Sec-Fetch-Site,
+// everything else by the token in the _csrf form field or the X-CSRF-Token
+// header against the _csrf cookie. Requests authenticated by API token carry
+// no ambient credentials and are exempt. A missing token is a 403 like a
+// wrong one.
+func csrf(cfg Config) echo.MiddlewareFunc {
+	mk := func(secure bool) echo.MiddlewareFunc {
+		return middleware.CSRFWithConfig(middleware.CSRFConfig{
+			Skipper: func(c echo.Context) bool {
+				return noSession(c) || handlers.TokenAuthenticated(c)
+			},
+			TokenLookup:    "header:" + views.CSRFHeader + ",form:" + views.CSRFFormField,
+			ContextKey:     handlers.CSRFContextKey,
+			CookieName:     "_csrf",
+			CookiePath:     "/",
+			CookieHTTPOnly: true,
+			CookieSecure:   secure,
+			CookieSameSite: http.SameSiteStrictMode,
+			CookieMaxAge:   int(handlers.DefaultSessionTTL / time.Second),
+			ErrorHandler: func(err error, c echo.Context) error {
+				return echo.NewHTTPError(http.StatusForbidden,
+					"The form's security token is missing or stale. Reload the page and try again.").SetInternal(err)
+			},
+		})
+	}
+	plain, secure := mk(cfg.SecureCookies), mk(true)
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		p, s := plain(next), secure(next)
+		return func(c echo.Context) error {
+			if c.IsTLS() || c.Scheme() == "https" {
+				return s(c)
+			}
+			return p(c)
+		}
+	}
+}
+
+// contentSecurityPolicy allows nothing but this origin: no inline script or
+// style, no framing, forms post only here.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
+
+func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		if c.IsTLS() {
+			h.Set("Strict-Transport-Security", "max-age=31536000")
+		}
+		return next(c)
+	}
+}
+
+// requestLog logs one line per request through slog; server errors at
+// Error level, the rest at Info.
+func requestLog(log *slog.Logger) echo.MiddlewareFunc {
+	return middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
+		Skipper:      isStatic,
+		HandleError:  true, // run the error handler first so the status logged is the one sent
+		LogStatus:    true,
+		LogMethod:    true,
+		LogURIPath:   true,
+		LogLatency:   true,
+		LogRemoteIP:  true,
+		LogRequestID: true,
+		LogError:     true,
+		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			attrs := []slog.Attr{
+				slog.String("method", v.Method),
+				slog.String("path", v.URIPath),
+				slog.Int("status", v.Status),
+				slog.Duration("latency", v.Latency),
+				slog.String("ip", v.RemoteIP),
+				slog.String("request_id", v.RequestID),
+			}
+			if u := handlers.CurrentUser(c); u != nil {
+				attrs = append(attrs, slog.String("user", u.Name))
+			}
+			level := slog.LevelInfo
+			if v.Status >= 500 {
+				level = slog.LevelError
+				if v.Error != nil {
+					attrs = append(attrs, slog.String("err", v.Error.Error()))
+				}
+			}
+			log.LogAttrs(c.Request().Context(), level, "request", attrs...)
+			return nil
+		},
+	})
+}

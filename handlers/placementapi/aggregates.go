@@ -1,0 +1,134 @@
+package placementapi
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"corral/handlers"
+	"corral/models"
+	"corral/models/store"
+)
+
+// aggregatesSchema119 is the body of PUT …/aggregates from 1.19.
+var aggregatesSchema119 = objectSchema{
+	props: []prop{
+		{name: "aggregates", kind: kUUIDList},
+		{name: "resource_provider_generation", kind: kInteger},
+	},
+	required: []string{"aggregates", "resource_provider_generation"},
+}
+
+// concurrentUpdate is Placement's 409 for a stale provider generation.
+var concurrentUpdate = &Error{Status: http.StatusConflict, Code: CodeConcurrentUpdate,
+	Msg: "Resource provider's generation already changed. Please update the generation and try again."}
+
+// sendAggregates writes {"aggregates": […]} plus, from 1.19, the provider's
+// generation. Placement records no time for memberships, so from 1.15
+// Last-Modified is now.
+func (api *API) sendAggregates(c echo.Context, aggs []string, gen int64) error {
+	v := version(c)
+	if aggs == nil {
+		aggs = []string{}
+	}
+	body := map[string]any{"aggregates": aggs}
+	if v.AtLeast(19) {
+		body["resource_provider_generation"] = gen
+	}
+	if v.AtLeast(15) {
+		setLastModified(c, api.now())
+	}
+	return c.JSON(http.StatusOK, body)
+}
+
+// getAggregates is GET /resource_providers/{uuid}/aggregates (1.1+; the
+// route does not exist at 1.0).
+func (api *API) getAggregates(c echo.Context) error {
+	if !version(c).AtLeast(1) {
+		return &Error{Status: http.StatusNotFound}
+	}
+	id := c.Param("uuid")
+	aggs, gen, err := api.env.Store.ProviderAggregates(c.Request().Context(), id)
+	if err != nil {
+		if models.KindOf(err) == models.NotFound {
+			return notFound("No resource provider with uuid " + id + " found")
+		}
+		return err
+	}
+	return api.sendAggregates(c, aggs, gen)
+}
+
+// setAggregates is PUT /resource_providers/{uuid}/aggregates: a bare list
+// below 1.19; from 1.19 an object with the provider generation, checked
+// (409 placement.concurrent_update) and incremented. Unknown aggregate
+// uuids are created on demand, as Placement does.
+func (api *API) setAggregates(c echo.Context) error {
+	v := version(c)
+	if !v.AtLeast(1) {
+		return &Error{Status: http.StatusNotFound}
+	}
+	id := c.Param("uuid")
+	if _, _, err := api.provider(c, id); err != nil {
+		return err
+	}
+	body, perr := readJSON(c)
+	if perr != nil {
+		return perr
+	}
+	gen := store.AnyGeneration
+	var aggs []string
+	if v.AtLeast(19) {
+		obj, perr := validateObject(body, aggregatesSchema119)
+		if perr != nil {
+			return perr
+		}
+		aggs, _ = uuidList(obj["aggregates"])
+		gen, _ = asInt(obj["resource_provider_generation"])
+		if gen < 0 {
+			// No provider generation is negative; AnyGeneration must not
+			// be reachable from the wire.
+			return concurrentUpdate
+		}
+	} else {
+		if aggs, perr = uuidList(body); perr != nil {
+			return perr
+		}
+	}
+	newGen, err := api.env.Store.SetProviderAggregates(c.Request().Context(), handlers.Actor(c), id, gen, aggs)
+	if err != nil {
+		var ce *models.Error
+		switch {
+		case errors.As(err, &ce) && ce.Kind == models.Conflict && ce.Field == "generation":
+			return concurrentUpdate
+		case errors.As(err, &ce) && ce.Kind == models.Conflict:
+			return &Error{Status: http.StatusConflict, Code: CodeConcurrentUpdate, Msg: "Update conflict: " + ce.Msg}
+		case errors.As(err, &ce) && ce.Kind == models.NotFound:
+			return notFound("No resource provider with uuid " + id + " found")
+		case errors.As(err, &ce) && ce.Kind == models.Invalid:
+			return invalid("%s", ce.Msg)
+		}
+		return err
+	}
+	return api.sendAggregates(c, aggs, newGen)
+}
+
+// getTraits is GET /resource_providers/{uuid}/traits (1.6+).
+func (api *API) getTraits(c echo.Context) error {
+	v := version(c)
+	if !v.AtLeast(6) {
+		return &Error{Status: http.StatusNotFound}
+	}
+	p, _, err := api.provider(c, c.Param("uuid"))
+	if err != nil {
+		return err
+	}
+	traits := p.Traits
+	if traits == nil {
+		traits = []string{}
+	}
+	if v.AtLeast(15) {
+		setLastModified(c, modified(p))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"traits": traits, "resource_provider_generation": p.Generation})
+}

@@ -1,0 +1,88 @@
+package placementapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"corral/models/placement"
+)
+
+func TestParseVersionHeader(t *testing.T) {
+	cases := []struct {
+		values []string
+		want   string
+		status int
+	}{
+		{nil, "1.0", 0},
+		{[]string{"placement 1.14"}, "1.14", 0},
+		{[]string{"PLACEMENT 1.14"}, "1.14", 0},
+		{[]string{"compute 2.1, placement 1.7"}, "1.7", 0},
+		{[]string{"compute 2.1"}, "1.0", 0},
+		{[]string{"placement latest"}, "1.39", 0},
+		{[]string{"placement 1.01"}, "1.1", 0},
+		{[]string{"placement 1.40"}, "", http.StatusNotAcceptable},
+		{[]string{"placement 0.9"}, "", http.StatusNotAcceptable},
+		{[]string{"placement 2.0"}, "", http.StatusNotAcceptable},
+		{[]string{"placement 1.a"}, "", http.StatusBadRequest},
+		{[]string{"placement 1"}, "", http.StatusBadRequest},
+		{[]string{"placement 1.-1"}, "", http.StatusBadRequest},
+	}
+	for _, tc := range cases {
+		v, err := ParseVersionHeader(tc.values)
+		switch {
+		case tc.status != 0 && (err == nil || err.Status != tc.status):
+			t.Errorf("%q: got %v %v, want status %d", tc.values, v, err, tc.status)
+		case tc.status == 0 && (err != nil || v.String() != tc.want):
+			t.Errorf("%q: got %v %v, want %s", tc.values, v, err, tc.want)
+		}
+	}
+}
+
+func TestPyRepr(t *testing.T) {
+	cases := []struct{ json, want string }{
+		{`"abc"`, `'abc'`},
+		{`"it's"`, `"it's"`},
+		{`"a\nb"`, `'a\nb'`},
+		{`["a", 1, true, null]`, `['a', 1, True, None]`},
+		{`{"b": 1, "a": [false]}`, `{'a': [False], 'b': 1}`},
+		{`1.5`, `1.5`},
+	}
+	for _, tc := range cases {
+		dec := json.NewDecoder(strings.NewReader(tc.json))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		if got := pyRepr(v); got != tc.want {
+			t.Errorf("pyRepr(%s) = %s, want %s", tc.json, got, tc.want)
+		}
+	}
+}
+
+// FuzzParseListQuery: any query string gets a filter or a 400, never a
+// panic or another status.
+func FuzzParseListQuery(f *testing.F) {
+	for _, s := range []string{
+		"member_of=in:aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa,!b", "required=in:A,!B&required=C",
+		"resources=VCPU:1,VCPU:2", "name=x&name=y", "in_tree=%zz", "member_of=!&member_of=",
+		"required=!!!", "resources=:", "a;b=c",
+	} {
+		f.Add(s, 39)
+		f.Add(s, 3)
+	}
+	f.Fuzz(func(t *testing.T, raw string, minor int) {
+		if minor < 0 || minor > 39 {
+			return
+		}
+		flt, err := parseListQuery(raw, placement.V(minor))
+		if err != nil && err.Status != http.StatusBadRequest {
+			t.Fatalf("%q: status %d", raw, err.Status)
+		}
+		if err == nil && flt == nil {
+			t.Fatalf("%q: no filter and no error", raw)
+		}
+	})
+}

@@ -1,0 +1,231 @@
+// Package placementapi serves corral's Placement-compatible API under
+// /placement: the version document, resource providers (list, show, create,
+// update, delete), their aggregates and traits, with Placement's
+// microversions (1.0 … 1.39), query validation, error bodies and codes, so
+// that osc-placement, gophercloud and nova's report client work unchanged.
+//
+// Reads are answered from the filtering core's snapshot (member_of through
+// models/placement's parser and its Direct mode, as upstream's
+// GET /resource_providers does); writes go through the store, which keeps
+// generations, the audit log and the revision that invalidates the snapshot.
+package placementapi
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"corral/handlers"
+	"corral/models"
+	"corral/models/placement"
+	"corral/models/scheduling"
+	"corral/models/store"
+)
+
+// MinVersion and MaxVersion bound the microversions served (Placement 8.0.0
+// and upstream HEAD both stop at 1.39).
+var (
+	MinVersion = placement.V(0)
+	MaxVersion = placement.Latest
+)
+
+// API serves the Placement-compatible endpoints from one Env.
+type API struct {
+	env  *handlers.Env
+	snap *store.SnapshotCache[*scheduling.Snapshot]
+}
+
+// Context keys.
+const (
+	ctxVersion   = "placementapi.version"
+	ctxRequestID = "placementapi.request_id"
+)
+
+// Header names, as Placement sends them.
+const (
+	headerVersion   = "OpenStack-API-Version"
+	headerRequestID = "X-Openstack-Request-Id"
+	serviceType     = "placement"
+)
+
+// maxBody bounds request bodies; provider and aggregate bodies are tiny.
+const maxBody = 1 << 20
+
+// New returns the API on env's store.
+func New(env *handlers.Env) *API {
+	return &API{env: env, snap: store.NewSnapshotCache(env.Store, scheduling.NewSnapshot)}
+}
+
+// Register mounts the API on g (the "/placement" group). Errors anywhere
+// under /placement are rendered as Placement error bodies.
+func Register(g *echo.Group, env *handlers.Env) *API {
+	api := New(env)
+	env.RenderErrorsUnder("/placement", api.renderError)
+	g.Use(api.negotiate)
+
+	g.GET("", api.home)
+	g.GET("/", api.home)
+
+	read := api.requireRole(models.RoleReader, "")
+	admin := func(policy string) echo.MiddlewareFunc { return api.requireRole(models.RoleAdmin, policy) }
+	route(g, "/resource_providers", []method{
+		{http.MethodGet, api.listProviders, read},
+		{http.MethodPost, api.createProvider, admin("resource_providers:create")},
+	})
+	route(g, "/resource_providers/:uuid", []method{
+		{http.MethodGet, api.showProvider, read},
+		{http.MethodDelete, api.deleteProvider, admin("resource_providers:delete")},
+		{http.MethodPut, api.updateProvider, admin("resource_providers:update")},
+	})
+	route(g, "/resource_providers/:uuid/aggregates", []method{
+		{http.MethodGet, api.getAggregates, read},
+		{http.MethodPut, api.setAggregates, admin("resource_providers:aggregates:update")},
+	})
+	route(g, "/resource_providers/:uuid/traits", []method{
+		{http.MethodGet, api.getTraits, read},
+	})
+	return api
+}
+
+type method struct {
+	name    string
+	handler echo.HandlerFunc
+	mw      echo.MiddlewareFunc
+}
+
+// route registers a path's methods and, as Placement's router does, a 405
+// naming the allowed methods for every other one.
+func route(g *echo.Group, path string, methods []method) {
+	names := make([]string, len(methods))
+	for i, m := range methods {
+		names[i] = m.name
+	}
+	allow := strings.Join(names, ", ")
+	g.Any(path, func(c echo.Context) error {
+		return &Error{Status: http.StatusMethodNotAllowed, Allow: allow,
+			Msg: "The method specified is not allowed for this resource."}
+	})
+	for _, m := range methods {
+		g.Add(m.name, path, m.handler, m.mw)
+	}
+}
+
+// negotiate reads the microversion, sets the response's version headers and
+// a request id. A malformed version is a 400 and an unsupported one a 406,
+// both without version headers, as Placement answers.
+func (api *API) negotiate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		reqID := "req-" + uuid.NewString()
+		c.Set(ctxRequestID, reqID)
+		h := c.Response().Header()
+		h.Set(headerRequestID, reqID)
+		v, perr := ParseVersionHeader(c.Request().Header.Values(headerVersion))
+		if perr != nil {
+			return api.write(c, perr)
+		}
+		c.Set(ctxVersion, v)
+		h.Set(headerVersion, serviceType+" "+v.String())
+		h.Add(echo.HeaderVary, strings.ToLower(headerVersion))
+		return next(c)
+	}
+}
+
+// ParseVersionHeader picks the placement entry out of OpenStack-API-Version
+// header values ("placement 1.14", "compute 2.1, placement latest"). No
+// entry means 1.0. Errors are Placement's: 400 for a malformed version, 406
+// for one outside MinVersion…MaxVersion.
+func ParseVersionHeader(values []string) (placement.Version, *Error) {
+	raw := ""
+	found := false
+	for _, hv := range values {
+		for _, part := range strings.Split(hv, ",") {
+			f := strings.Fields(part)
+			if len(f) == 2 && strings.EqualFold(f[0], serviceType) {
+				raw, found = f[1], true
+			}
+		}
+	}
+	if !found {
+		return MinVersion, nil
+	}
+	if raw == "latest" {
+		return MaxVersion, nil
+	}
+	v, err := placement.ParseVersion(raw)
+	if err != nil {
+		return placement.Version{}, &Error{Status: http.StatusBadRequest, noVersion: true,
+			Msg: "Invalid microversion: invalid version string: " + raw}
+	}
+	if v.Major != MaxVersion.Major || v.Minor > MaxVersion.Minor || v.Minor < MinVersion.Minor {
+		return placement.Version{}, &Error{Status: http.StatusNotAcceptable, noVersion: true, rangeInfo: true,
+			Msg: "Invalid microversion: Unacceptable version header: " + raw}
+	}
+	return v, nil
+}
+
+func version(c echo.Context) placement.Version {
+	if v, ok := c.Get(ctxVersion).(placement.Version); ok {
+		return v
+	}
+	return MinVersion
+}
+
+// requireRole lets through callers holding at least role. Placement's
+// default policy is admin-only for everything; corral lets readers read.
+// policy names the rule in the 403 message ("" derives it from the route).
+func (api *API) requireRole(role, policy string) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			u := handlers.CurrentUser(c)
+			if u == nil {
+				return &Error{Status: http.StatusUnauthorized,
+					Msg: "Authentication required: send an API token as X-Auth-Token."}
+			}
+			if !handlers.HasRole(c, role) {
+				p := policy
+				if p == "" {
+					p = readPolicy(c.Path())
+				}
+				return &Error{Status: http.StatusForbidden,
+					Msg: "Policy does not allow placement:" + p + " to be performed."}
+			}
+			return next(c)
+		}
+	}
+}
+
+// readPolicy names the upstream policy rule of a read route.
+func readPolicy(route string) string {
+	switch {
+	case strings.HasSuffix(route, "/aggregates"):
+		return "resource_providers:aggregates:list"
+	case strings.HasSuffix(route, "/traits"):
+		return "resource_providers:traits:list"
+	case strings.HasSuffix(route, "/:uuid"):
+		return "resource_providers:show"
+	}
+	return "resource_providers:list"
+}
+
+// home is the version document; like Placement's it needs no token.
+func (api *API) home(c echo.Context) error {
+	body := map[string]any{"versions": []any{map[string]any{
+		"id":          "v" + MinVersion.String(),
+		"max_version": MaxVersion.String(),
+		"min_version": MinVersion.String(),
+		"status":      "CURRENT",
+		"links":       []any{map[string]string{"rel": "self", "href": ""}},
+	}}}
+	if version(c).AtLeast(15) {
+		setLastModified(c, api.env.Now())
+	}
+	return c.JSON(http.StatusOK, body)
+}
+
+// snapshot returns the current snapshot of the world.
+func (api *API) snapshot(c echo.Context) (*scheduling.Snapshot, error) {
+	s, _, err := api.snap.Get(c.Request().Context())
+	return s, err
+}

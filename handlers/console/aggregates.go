@@ -1,0 +1,915 @@
+package console
+
+import (
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"corral/handlers"
+	"corral/models"
+	"corral/models/store"
+	"corral/views"
+	cv "corral/views/console"
+)
+
+// aggregateSorts are the columns the list sorts by (the store's names).
+var aggregateSorts = map[string]bool{"name": true, "availability_zone": true, "created_at": true, "updated_at": true, "id": true}
+
+// freePoolName is Blazar's default name for its free pool aggregate
+// (aggregate_freepool_name); its reservation id is the same word.
+const freePoolName = "freepool"
+
+// pickerLimit caps the providers the picker lists for one search.
+const pickerLimit = 25
+
+// AggregateList shows one page of aggregates (GET /aggregates).
+func (h *Handler) AggregateList(c echo.Context) error {
+	ctx := c.Request().Context()
+	search, sortKey, desc := queryList(c)
+	if !aggregateSorts[sortKey] {
+		sortKey, desc = "", false
+	}
+	offset, limit := handlers.Paging(c, handlers.DefaultPageSize)
+	aggs, total, err := h.store().ListAggregates(ctx, store.AggregateQuery{Search: search, Sort: sortKey, Desc: desc, Offset: offset, Limit: limit})
+	if err != nil {
+		return err
+	}
+	st, _, err := h.store().GetSettings(ctx)
+	if err != nil {
+		return err
+	}
+	rows := make([]cv.AggregateRow, len(aggs))
+	for i := range aggs {
+		a := &aggs[i]
+		resv := reservationIDs(a.Metadata, st.RequiredMemberPrefix)
+		rows[i] = cv.AggregateRow{
+			UUID: a.UUID, Name: a.Name, AZ: deref(a.AvailabilityZone),
+			Members: len(a.Members), MetadataKeys: len(a.Metadata), Updated: a.UpdatedAt,
+			Tenants: tagValues(tenantTags(a.Metadata)), FreePool: isFreePool(a, resv),
+		}
+		for _, id := range resv {
+			if id != freePoolName {
+				rows[i].Reservations = append(rows[i].Reservations, id)
+			}
+		}
+	}
+	list := cv.ListState{Path: "/aggregates", Search: search, Sort: sortKey, Desc: desc,
+		Pager: views.Pager{Offset: offset, Limit: limit, Total: total, Path: "/aggregates", Query: c.QueryParams()}}
+	props := cv.AggregateListProps{List: list, Rows: rows, CanEdit: isAdmin(c)}
+	if handlers.IsHTMX(c) {
+		return handlers.Render(c, http.StatusOK, cv.AggregateTable(props))
+	}
+	return handlers.Render(c, http.StatusOK, cv.AggregateList(handlers.NewPage(c, "Aggregates", "aggregates"), props))
+}
+
+func isFreePool(a *models.Aggregate, resv []string) bool {
+	return a.Name == freePoolName || slices.Contains(resv, freePoolName)
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// AggregateNew shows the create form (GET /aggregates/new).
+func (h *Handler) AggregateNew(c echo.Context) error {
+	return h.renderNew(c, http.StatusOK, cv.AggregateForm{Errors: map[string]string{}})
+}
+
+func (h *Handler) renderNew(c echo.Context, status int, f cv.AggregateForm) error {
+	return handlers.Render(c, status, cv.AggregateNew(handlers.NewPage(c, "New aggregate", "aggregates"), f))
+}
+
+// readAggregateForm reads name and zone and checks the zone warning was
+// acknowledged when the zone changes.
+func readAggregateForm(c echo.Context, currentAZ string) cv.AggregateForm {
+	f := cv.AggregateForm{
+		Name:      strings.TrimSpace(c.FormValue("name")),
+		AZ:        strings.TrimSpace(c.FormValue("availability_zone")),
+		CurrentAZ: currentAZ,
+		ConfirmAZ: c.FormValue("confirm_az") != "",
+		Hosts:     c.FormValue("hosts"),
+		Errors:    map[string]string{},
+	}
+	if f.Name == "" {
+		f.Errors["name"] = "An aggregate needs a name."
+	} else if len(f.Name) > 255 {
+		f.Errors["name"] = "Use at most 255 characters."
+	}
+	if len(f.AZ) > 255 {
+		f.Errors["availability_zone"] = "Use at most 255 characters."
+	} else if strings.ContainsAny(f.AZ, ":") {
+		// Nova refuses zone names with a colon: "az:host" is its syntax
+		// for forcing a host.
+		f.Errors["availability_zone"] = "A zone name cannot contain “:” (Nova reads “zone:host” as a forced host)."
+	}
+	if f.AZ != currentAZ && !f.ConfirmAZ && f.Errors["availability_zone"] == "" {
+		if f.AZ == "" {
+			f.Errors["confirm_az"] = fmt.Sprintf("Clearing zone “%s” needs your confirmation: tick the box.", currentAZ)
+		} else {
+			f.Errors["confirm_az"] = fmt.Sprintf("Setting zone “%s” needs your confirmation: tick the box.", f.AZ)
+		}
+	}
+	return f
+}
+
+// AggregateCreate creates an aggregate, with its zone and hosts, in one
+// transaction (POST /aggregates).
+func (h *Handler) AggregateCreate(c echo.Context) error {
+	ctx := c.Request().Context()
+	f := readAggregateForm(c, "")
+	var members []string
+	if refs := splitList(f.Hosts); len(refs) > 0 {
+		provs, missing, err := h.resolveProviders(c, refs)
+		if err != nil {
+			return err
+		}
+		if len(missing) > 0 {
+			f.Errors["hosts"] = "No such provider: " + strings.Join(missing, ", ") + ". Nothing was created."
+		}
+		for _, p := range provs {
+			members = append(members, p.UUID)
+		}
+	}
+	if len(f.Errors) > 0 {
+		return h.renderNew(c, http.StatusBadRequest, f)
+	}
+	agg := &models.Aggregate{Name: f.Name, Members: members}
+	if f.AZ != "" {
+		agg.AvailabilityZone = &f.AZ
+	}
+	if err := h.store().CreateAggregate(ctx, handlers.Actor(c), agg); err != nil {
+		if !userError(err) {
+			return err
+		}
+		f.Errors = placeError(err, map[string]string{"name": "name", "members": "hosts", "availability_zone": "availability_zone"})
+		return h.renderNew(c, handlers.StatusOf(err), f)
+	}
+	msg := fmt.Sprintf("Aggregate “%s” created", agg.Name)
+	if f.AZ != "" {
+		msg += fmt.Sprintf(" in zone “%s”", f.AZ)
+	}
+	if n := len(agg.Members); n > 0 {
+		msg += " with " + views.Plural(n, "member", "members")
+	}
+	return redirectFlash(c, handlers.FlashSuccess, msg+".", "/aggregates/"+agg.UUID)
+}
+
+// placeError turns a store refusal into form messages, putting it next to
+// the field it names (fields maps the store's field to the form's).
+func placeError(err error, fields map[string]string) map[string]string {
+	field := fields[models.FieldOf(err)]
+	msg := errMsg(err)
+	if isStale(err) {
+		msg = "Not saved: " + msg + "."
+		field = ""
+	}
+	return map[string]string{field: upperFirst(msg)}
+}
+
+func upperFirst(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[n:]
+}
+
+// resolveProviders finds providers by name or uuid; unknown refs are
+// returned in missing.
+func (h *Handler) resolveProviders(c echo.Context, refs []string) (found []*models.Provider, missing []string, err error) {
+	for _, r := range refs {
+		p, err := h.store().GetProvider(c.Request().Context(), r)
+		if err != nil {
+			if models.KindOf(err) == models.NotFound {
+				missing = append(missing, r)
+				continue
+			}
+			return nil, nil, err
+		}
+		found = append(found, p)
+	}
+	return found, missing, nil
+}
+
+// loadAggregate finds the aggregate of the :id parameter.
+func (h *Handler) loadAggregate(c echo.Context) (*models.Aggregate, error) {
+	return h.store().GetAggregate(c.Request().Context(), c.Param("id"))
+}
+
+// detailOpts lets a handler re-show the page with what was submitted.
+type detailOpts func(*cv.AggregateDetailProps)
+
+// AggregateDetail shows an aggregate (GET /aggregates/:id).
+func (h *Handler) AggregateDetail(c echo.Context) error {
+	agg, err := h.loadAggregate(c)
+	if err != nil {
+		return err
+	}
+	return h.renderDetail(c, http.StatusOK, agg)
+}
+
+func (h *Handler) renderDetail(c echo.Context, status int, agg *models.Aggregate, opts ...detailOpts) error {
+	d, err := h.detailProps(c, agg)
+	if err != nil {
+		return err
+	}
+	for _, o := range opts {
+		o(&d)
+	}
+	return handlers.Render(c, status, cv.AggregateDetail(handlers.NewPage(c, agg.Name, "aggregates"), d))
+}
+
+func (h *Handler) detailProps(c echo.Context, agg *models.Aggregate) (cv.AggregateDetailProps, error) {
+	ctx := c.Request().Context()
+	st, _, err := h.store().GetSettings(ctx)
+	if err != nil {
+		return cv.AggregateDetailProps{}, err
+	}
+	edit := isAdmin(c)
+	az := deref(agg.AvailabilityZone)
+	d := cv.AggregateDetailProps{
+		Agg:     agg,
+		CanEdit: edit,
+		Form: cv.AggregateForm{UUID: agg.UUID, Generation: agg.Generation, Name: agg.Name, AZ: az, CurrentAZ: az,
+			Errors: map[string]string{}},
+		Metadata:     metadataEditor(agg, editableMetadata(agg.Metadata, st), nil, !edit),
+		Tenants:      tenantField(agg, !edit),
+		Reservations: reservationField(agg, st, !edit),
+	}
+	d.Metadata.Problems = editorProblems(agg.Metadata, st)
+
+	// Members, one page at a time: a zone aggregate may hold thousands.
+	// Up to hostScanLimit members are all looked up anyway (to find the
+	// hosts that block deletion), so those pages are in name order; past
+	// it the pages follow the stored (uuid) order.
+	offset, limit := handlers.Paging(c, handlers.DefaultPageSize)
+	members := agg.Members
+	d.MembersPager = views.Pager{Offset: offset, Limit: limit, Total: len(members), Path: "/aggregates/" + agg.UUID, Query: c.QueryParams()}
+	res := newResolver(h, c)
+	hosts, complete, err := res.hostNames(members)
+	if err != nil {
+		return d, err
+	}
+	if complete {
+		all, err := res.rows(members)
+		if err != nil {
+			return d, err
+		}
+		sort.SliceStable(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+		if offset < len(all) {
+			d.Members = all[offset:min(len(all), offset+limit)]
+		}
+	} else {
+		rows, err := res.rows(pageOf(members, offset, limit))
+		if err != nil {
+			return d, err
+		}
+		d.Members = rows
+	}
+	d.Hosts = len(hosts)
+	if !complete {
+		d.Hosts = -1
+	}
+	if len(hosts) > 0 {
+		names := listSome(hosts, 5)
+		if !complete {
+			names = strings.Join(hosts[:min(len(hosts), 5)], ", ") + " and the other hosts"
+		}
+		d.DeleteReason = fmt.Sprintf("Delete is not possible while hosts are members (as in Nova): remove %s first.", names)
+	}
+	d.Picker = cv.PickerProps{AggUUID: agg.UUID, Generation: agg.Generation, Query: strings.TrimSpace(c.QueryParam("pq")), ReadOnly: !edit}
+	if d.Picker.Query != "" {
+		if err := h.fillPicker(c, agg, &d.Picker); err != nil {
+			return d, err
+		}
+	}
+	return d, nil
+}
+
+func listSome(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:n], ", ") + fmt.Sprintf(" and %d more", len(names)-n)
+}
+
+func pageOf(s []string, offset, limit int) []string {
+	if offset >= len(s) {
+		return nil
+	}
+	end := len(s)
+	if limit > 0 && offset+limit < end {
+		end = offset + limit
+	}
+	return s[offset:end]
+}
+
+// resolver looks providers up by uuid once per request.
+type resolver struct {
+	h     *Handler
+	c     echo.Context
+	cache map[string]*models.Provider
+}
+
+func newResolver(h *Handler, c echo.Context) *resolver {
+	return &resolver{h: h, c: c, cache: map[string]*models.Provider{}}
+}
+
+func (r *resolver) get(uuid string) (*models.Provider, error) {
+	if p, ok := r.cache[uuid]; ok {
+		return p, nil
+	}
+	p, err := r.h.store().GetProvider(r.c.Request().Context(), uuid)
+	if err != nil {
+		if models.KindOf(err) == models.NotFound {
+			r.cache[uuid] = nil
+			return nil, nil
+		}
+		return nil, err
+	}
+	r.cache[uuid] = p
+	return p, nil
+}
+
+// row describes p with its kind and its place in its tree.
+func (r *resolver) row(p *models.Provider) (cv.MemberRow, error) {
+	m := cv.MemberRow{UUID: p.UUID, Name: p.Name, Kind: providerKind(p)}
+	if p.ParentUUID != nil {
+		var path []string
+		seen := map[string]bool{p.UUID: true}
+		for cur := p.ParentUUID; cur != nil && !seen[*cur]; {
+			seen[*cur] = true
+			q, err := r.get(*cur)
+			if err != nil {
+				return m, err
+			}
+			if q == nil {
+				break
+			}
+			path = append(path, q.Name)
+			cur = q.ParentUUID
+		}
+		slices.Reverse(path)
+		m.Path = strings.Join(path, " › ")
+	}
+	return m, nil
+}
+
+func (r *resolver) rows(uuids []string) ([]cv.MemberRow, error) {
+	out := make([]cv.MemberRow, 0, len(uuids))
+	for _, u := range uuids {
+		p, err := r.get(u)
+		if err != nil {
+			return nil, err
+		}
+		if p == nil {
+			out = append(out, cv.MemberRow{UUID: u, Name: u, Kind: "missing"})
+			continue
+		}
+		m, err := r.row(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// hostScanLimit bounds how many members a page inspects to find the hosts
+// that block deletion: a zone aggregate may hold thousands, and one host is
+// enough to refuse.
+const hostScanLimit = 500
+
+// hostNames returns the names of the members that are hosts (sorted), and
+// whether the list is complete (every member was inspected).
+func (r *resolver) hostNames(uuids []string) ([]string, bool, error) {
+	var out []string
+	complete := true
+	for i, u := range uuids {
+		if i >= hostScanLimit && len(out) > 0 {
+			complete = false
+			break
+		}
+		p, err := r.get(u)
+		if err != nil {
+			return nil, false, err
+		}
+		if p != nil && p.IsHost() {
+			out = append(out, p.Name)
+		}
+	}
+	sort.Strings(out)
+	return out, complete, nil
+}
+
+func providerKind(p *models.Provider) string {
+	switch {
+	case p.IsSharing():
+		return "sharing"
+	case p.ParentUUID != nil:
+		return "child"
+	}
+	return "host"
+}
+
+// AggregatePicker is the picker's search, for htmx (GET /aggregates/:id/picker).
+func (h *Handler) AggregatePicker(c echo.Context) error {
+	agg, err := h.loadAggregate(c)
+	if err != nil {
+		return err
+	}
+	pk := cv.PickerProps{AggUUID: agg.UUID, Generation: agg.Generation, Query: strings.TrimSpace(c.QueryParam("pq")), ReadOnly: !isAdmin(c)}
+	if !handlers.IsHTMX(c) {
+		return handlers.SeeOther(c, "/aggregates/"+agg.UUID+"?pq="+urlQueryEscape(pk.Query)+"#picker")
+	}
+	if pk.Query != "" {
+		if err := h.fillPicker(c, agg, &pk); err != nil {
+			return err
+		}
+	}
+	return handlers.Render(c, http.StatusOK, cv.Picker(handlers.CSRFToken(c), pk))
+}
+
+// fillPicker lists the providers matching the picker's search. A matching
+// host is followed by its children, so that a child can be picked from its
+// tree without knowing its name.
+func (h *Handler) fillPicker(c echo.Context, agg *models.Aggregate, pk *cv.PickerProps) error {
+	ctx := c.Request().Context()
+	provs, total, err := h.store().ListProviders(ctx, store.ProviderQuery{Search: pk.Query, Limit: pickerLimit})
+	if err != nil {
+		return err
+	}
+	res := newResolver(h, c)
+	for i := range provs {
+		res.cache[provs[i].UUID] = &provs[i]
+	}
+	listed := map[string]bool{}
+	add := func(p *models.Provider) error {
+		if listed[p.UUID] {
+			return nil
+		}
+		listed[p.UUID] = true
+		m, err := res.row(p)
+		if err != nil {
+			return err
+		}
+		m.Member = slices.Contains(agg.Members, p.UUID)
+		pk.Results = append(pk.Results, m)
+		return nil
+	}
+	for i := range provs {
+		p := &provs[i]
+		if err := add(p); err != nil {
+			return err
+		}
+		if !p.IsHost() || len(pk.Results) >= 2*pickerLimit {
+			continue
+		}
+		tree, _, err := h.store().ListProviders(ctx, store.ProviderQuery{InTree: p.UUID, Limit: pickerLimit})
+		if err != nil {
+			return err
+		}
+		for j := range tree {
+			if tree[j].UUID != p.UUID {
+				res.cache[tree[j].UUID] = &tree[j]
+				if err := add(&tree[j]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	pk.More = total > len(provs)
+	return nil
+}
+
+// AggregateUpdate saves name and zone (POST /aggregates/:id).
+func (h *Handler) AggregateUpdate(c echo.Context) error {
+	agg, err := h.loadAggregate(c)
+	if err != nil {
+		return err
+	}
+	cur := deref(agg.AvailabilityZone)
+	f := readAggregateForm(c, cur)
+	f.UUID, f.Generation = agg.UUID, agg.Generation
+	gen, gerr := formGeneration(c)
+	if gerr != nil {
+		f.Errors[""] = errMsg(gerr)
+	}
+	if len(f.Errors) > 0 {
+		return h.renderDetail(c, http.StatusBadRequest, agg, func(d *cv.AggregateDetailProps) { d.Form = f })
+	}
+	if f.Name == agg.Name && f.AZ == cur {
+		return redirectFlash(c, handlers.FlashSuccess, "Nothing to save: name and zone are unchanged.", "/aggregates/"+agg.UUID)
+	}
+	next, err := h.store().UpdateAggregate(c.Request().Context(), handlers.Actor(c), agg.UUID, gen, func(a *models.Aggregate) error {
+		a.Name = f.Name
+		if f.AZ == "" {
+			a.AvailabilityZone = nil
+		} else {
+			a.AvailabilityZone = &f.AZ
+		}
+		return nil
+	})
+	if err != nil {
+		if !userError(err) {
+			return err
+		}
+		f.Errors = placeError(err, map[string]string{"name": "name", "availability_zone": "availability_zone"})
+		if isStale(err) {
+			// Keep the generation the edit was based on: saving again
+			// without reloading must not overwrite the other change.
+			f.Generation = gen
+		}
+		return h.renderDetail(c, handlers.StatusOf(err), agg, func(d *cv.AggregateDetailProps) { d.Form = f })
+	}
+	var changes []string
+	if next.Name != agg.Name {
+		changes = append(changes, fmt.Sprintf("renamed to “%s”", next.Name))
+	}
+	switch z := deref(next.AvailabilityZone); {
+	case z == cur:
+	case z == "":
+		changes = append(changes, fmt.Sprintf("zone “%s” cleared", cur))
+	default:
+		changes = append(changes, fmt.Sprintf("zone set to “%s”", z))
+	}
+	return redirectFlash(c, handlers.FlashSuccess, fmt.Sprintf("Aggregate “%s” saved: %s.", agg.Name, strings.Join(changes, ", ")), "/aggregates/"+agg.UUID)
+}
+
+// readRows reads the key/value rows of an editor, in order, and the
+// problems of the form itself (a key given twice, a value without a key).
+func readRows(c echo.Context) ([]cv.KV, map[string]string, []cv.Problem) {
+	params, _ := c.FormParams()
+	keys, vals := params["key"], params["value"]
+	var rows []cv.KV
+	md := map[string]string{}
+	var probs []cv.Problem
+	for i, k := range keys {
+		v := ""
+		if i < len(vals) {
+			v = vals[i]
+		}
+		k = strings.TrimSpace(k)
+		if k == "" {
+			if strings.TrimSpace(v) != "" {
+				probs = append(probs, cv.Problem{Message: fmt.Sprintf("The value “%s” has no key; give it one or clear it.", v)})
+				rows = append(rows, cv.KV{Key: k, Value: v})
+			}
+			continue
+		}
+		rows = append(rows, cv.KV{Key: k, Value: v})
+		if _, dup := md[k]; dup {
+			probs = append(probs, cv.Problem{Key: k, Message: "This key is given twice; keep one."})
+			continue
+		}
+		md[k] = v
+	}
+	return rows, md, probs
+}
+
+// editableMetadata is the metadata the raw editor shows: everything but the
+// keys that have their own typed fields (zone, tenants, reservations).
+func editableMetadata(md map[string]string, st models.Settings) map[string]string {
+	out := map[string]string{}
+	for k, v := range md {
+		if !typedKey(k, st) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// typedKey reports whether a metadata key is edited by a typed field.
+func typedKey(k string, st models.Settings) bool {
+	return k == "availability_zone" || isTenantKey(k) || isReservationKey(k, st.RequiredMemberPrefix)
+}
+
+func metadataEditor(agg *models.Aggregate, md map[string]string, rows []cv.KV, readOnly bool) cv.KVEditor {
+	if rows == nil {
+		for _, k := range slices.Sorted(maps.Keys(md)) {
+			rows = append(rows, cv.KV{Key: k, Value: md[k]})
+		}
+	}
+	return cv.KVEditor{
+		Action:      "/aggregates/" + agg.UUID + "/metadata",
+		Validate:    "/aggregates/" + agg.UUID + "/metadata/validate",
+		Generation:  agg.Generation,
+		Rows:        rows,
+		Blank:       3,
+		Note:        "The zone, tenant tags and reservation tags have their own fields above and are kept as they are.",
+		ReadOnly:    readOnly,
+		SubmitLabel: "Save metadata",
+		TestID:      "metadata-editor",
+	}
+}
+
+// submittedMetadata combines the editor's rows with the typed keys kept
+// from the stored aggregate, and finds the problems of the whole.
+func submittedMetadata(c echo.Context, agg *models.Aggregate, st models.Settings) ([]cv.KV, map[string]string, []cv.Problem) {
+	rows, md, probs := readRows(c)
+	for k := range md {
+		if typedKey(k, st) {
+			probs = append(probs, cv.Problem{Key: k, Message: typedKeyMessage(k)})
+		}
+	}
+	full := maps.Clone(md)
+	for k, v := range agg.Metadata {
+		if typedKey(k, st) {
+			full[k] = v
+		}
+	}
+	probs = append(probs, editorProblems(full, st)...)
+	return rows, full, probs
+}
+
+// editorProblems are the findings about the keys the raw editor shows; the
+// typed fields report on their own keys (and a problem the editor cannot
+// show must not block it).
+func editorProblems(md map[string]string, st models.Settings) []cv.Problem {
+	var out []cv.Problem
+	for _, p := range metadataProblems(md, st) {
+		if p.Key == "" || !typedKey(p.Key, st) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func typedKeyMessage(k string) string {
+	switch {
+	case k == "availability_zone":
+		return "Set the zone with the Availability zone field above."
+	case isTenantKey(k):
+		return "Add projects with the Tenants field above; it writes one project per key."
+	}
+	return "Add reservations with the Reservations field above."
+}
+
+// AggregateMetadata saves the metadata editor (POST /aggregates/:id/metadata).
+func (h *Handler) AggregateMetadata(c echo.Context) error {
+	ctx := c.Request().Context()
+	agg, err := h.loadAggregate(c)
+	if err != nil {
+		return err
+	}
+	st, _, err := h.store().GetSettings(ctx)
+	if err != nil {
+		return err
+	}
+	rows, full, probs := submittedMetadata(c, agg, st)
+	gen, gerr := formGeneration(c)
+	if gerr != nil {
+		probs = append(probs, cv.Problem{Message: errMsg(gerr)})
+	}
+	showErrors := func(status int, probs []cv.Problem) error {
+		return h.renderDetail(c, status, agg, func(d *cv.AggregateDetailProps) {
+			d.Metadata = metadataEditor(agg, nil, rows, false)
+			d.Metadata.Problems = probs
+			if gerr == nil {
+				// The rows are what was typed on top of that generation.
+				d.Metadata.Generation = gen
+			}
+		})
+	}
+	ed := cv.KVEditor{Problems: probs}
+	if ed.HasErrors() {
+		return showErrors(http.StatusBadRequest, probs)
+	}
+	next, err := h.store().UpdateAggregate(ctx, handlers.Actor(c), agg.UUID, gen, func(a *models.Aggregate) error {
+		a.Metadata = full
+		return nil
+	})
+	if err != nil {
+		if !userError(err) {
+			return err
+		}
+		return showErrors(handlers.StatusOf(err), append(probs, cv.Problem{Message: upperFirst(conflictMessage(err))}))
+	}
+	added, changed, removed := diffMaps(agg.Metadata, next.Metadata)
+	msg := fmt.Sprintf("Metadata of “%s” saved: %d added, %d changed, %d removed.", agg.Name, added, changed, removed)
+	if added+changed+removed == 0 {
+		msg = fmt.Sprintf("Metadata of “%s” unchanged.", agg.Name)
+	}
+	if n := len(probs); n > 0 {
+		handlers.AddFlash(c, handlers.FlashWarning, fmt.Sprintf("Saved with %s; see the metadata section.", views.Plural(n, "warning", "warnings")))
+	}
+	return redirectFlash(c, handlers.FlashSuccess, msg, "/aggregates/"+agg.UUID)
+}
+
+func diffMaps(a, b map[string]string) (added, changed, removed int) {
+	for k, v := range b {
+		old, ok := a[k]
+		switch {
+		case !ok:
+			added++
+		case old != v:
+			changed++
+		}
+	}
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			removed++
+		}
+	}
+	return
+}
+
+// AggregateMetadataValidate checks the editor's content as it is typed and
+// answers with the findings (POST /aggregates/:id/metadata/validate).
+// Nothing is saved.
+func (h *Handler) AggregateMetadataValidate(c echo.Context) error {
+	ctx := c.Request().Context()
+	agg, err := h.loadAggregate(c)
+	if err != nil {
+		return err
+	}
+	st, _, err := h.store().GetSettings(ctx)
+	if err != nil {
+		return err
+	}
+	_, _, probs := submittedMetadata(c, agg, st)
+	ed := metadataEditor(agg, nil, []cv.KV{}, false)
+	ed.Problems = probs
+	return handlers.Render(c, http.StatusOK, cv.LiveProblems(ed))
+}
+
+// MembersAdd adds the ticked and pasted providers in one step
+// (POST /aggregates/:id/members).
+func (h *Handler) MembersAdd(c echo.Context) error {
+	agg, err := h.loadAggregate(c)
+	if err != nil {
+		return err
+	}
+	params, _ := c.FormParams()
+	refs := append(slices.Clone(params["provider"]), splitList(c.FormValue("bulk"))...)
+	pk := func(msg string) detailOpts {
+		return func(d *cv.AggregateDetailProps) {
+			d.Picker.Bulk = c.FormValue("bulk")
+			d.Picker.Error = msg
+		}
+	}
+	gen, gerr := formGeneration(c)
+	if gerr != nil {
+		return h.renderDetail(c, http.StatusBadRequest, agg, pk(errMsg(gerr)))
+	}
+	if len(refs) == 0 {
+		return h.renderDetail(c, http.StatusBadRequest, agg, pk("Tick providers found above or paste names or uuids."))
+	}
+	provs, missing, err := h.resolveProviders(c, dedupe(refs))
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		return h.renderDetail(c, http.StatusNotFound, agg, pk("No such provider: "+strings.Join(missing, ", ")+". Nothing was added."))
+	}
+	var add, already []string
+	for _, p := range provs {
+		if slices.Contains(agg.Members, p.UUID) || slices.Contains(add, p.UUID) {
+			already = append(already, p.Name)
+			continue
+		}
+		add = append(add, p.UUID)
+	}
+	names := providerNames(provs, add)
+	if len(add) == 0 {
+		return redirectFlash(c, handlers.FlashWarning, "Nothing added: "+strings.Join(already, ", ")+" already in “"+agg.Name+"”.", "/aggregates/"+agg.UUID)
+	}
+	_, err = h.store().UpdateAggregate(c.Request().Context(), handlers.Actor(c), agg.UUID, gen, func(a *models.Aggregate) error {
+		a.Members = append(a.Members, add...)
+		return nil
+	})
+	if err != nil {
+		if !userError(err) {
+			return err
+		}
+		return h.renderDetail(c, handlers.StatusOf(err), agg, pk(upperFirst(conflictMessage(err))))
+	}
+	msg := fmt.Sprintf("Added %s to “%s”: %s.", views.Plural(len(add), "provider", "providers"), agg.Name, listSome(names, 10))
+	if len(already) > 0 {
+		msg += " Already members: " + listSome(already, 10) + "."
+	}
+	return redirectFlash(c, handlers.FlashSuccess, msg, "/aggregates/"+agg.UUID)
+}
+
+func dedupe(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range s {
+		x = strings.TrimSpace(x)
+		if x != "" && !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func providerNames(provs []*models.Provider, uuids []string) []string {
+	var out []string
+	for _, u := range uuids {
+		for _, p := range provs {
+			if p.UUID == u {
+				out = append(out, p.Name)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// MembersRemove removes the ticked members (POST /aggregates/:id/members/remove).
+func (h *Handler) MembersRemove(c echo.Context) error {
+	agg, err := h.loadAggregate(c)
+	if err != nil {
+		return err
+	}
+	params, _ := c.FormParams()
+	sel := dedupe(params["provider"])
+	back := "/aggregates/" + agg.UUID
+	gen, gerr := formGeneration(c)
+	if gerr != nil {
+		return redirectFlash(c, handlers.FlashError, errMsg(gerr), back)
+	}
+	if len(sel) == 0 {
+		return redirectFlash(c, handlers.FlashError, "Nothing removed: tick the members to remove.", back)
+	}
+	var drop []string
+	for _, u := range sel {
+		if slices.Contains(agg.Members, u) {
+			drop = append(drop, u)
+		}
+	}
+	if len(drop) == 0 {
+		return redirectFlash(c, handlers.FlashWarning, "Nothing removed: the ticked providers are no longer members.", back)
+	}
+	res := newResolver(h, c)
+	rows, err := res.rows(drop)
+	if err != nil {
+		return err
+	}
+	_, err = h.store().UpdateAggregate(c.Request().Context(), handlers.Actor(c), agg.UUID, gen, func(a *models.Aggregate) error {
+		a.Members = slices.DeleteFunc(a.Members, func(u string) bool { return slices.Contains(drop, u) })
+		return nil
+	})
+	if err != nil {
+		if !userError(err) {
+			return err
+		}
+		return redirectFlash(c, handlers.FlashError, upperFirst(conflictMessage(err)), back)
+	}
+	var names []string
+	for _, r := range rows {
+		names = append(names, r.Name)
+	}
+	return redirectFlash(c, handlers.FlashSuccess, fmt.Sprintf("Removed %s from “%s”: %s.",
+		views.Plural(len(drop), "provider", "providers"), agg.Name, listSome(names, 10)), back)
+}
+
+// AggregateConfirmDelete asks before deleting (GET /aggregates/:id/delete).
+// While hosts remain it says why instead, as the delete would be refused.
+func (h *Handler) AggregateConfirmDelete(c echo.Context) error {
+	agg, err := h.loadAggregate(c)
+	if err != nil {
+		return err
+	}
+	hosts, _, err := newResolver(h, c).hostNames(agg.Members)
+	if err != nil {
+		return err
+	}
+	if len(hosts) > 0 {
+		return redirectFlash(c, handlers.FlashError, fmt.Sprintf("“%s” cannot be deleted while hosts are members: remove %s first.", agg.Name, listSome(hosts, 5)), "/aggregates/"+agg.UUID)
+	}
+	return handlers.Render(c, http.StatusOK, views.ConfirmPage(handlers.NewPage(c, "Delete aggregate", "aggregates"), views.Confirm{
+		Title:   "Delete aggregate “" + agg.Name + "”?",
+		Message: fmt.Sprintf("The aggregate, its %s and its %s go. Flavors and requests that name it stop matching it.", views.Plural(len(agg.Metadata), "metadata key", "metadata keys"), views.Plural(len(agg.Members), "remaining membership", "remaining memberships")),
+		Action:  "/aggregates/" + agg.UUID + "/delete",
+		Cancel:  "/aggregates/" + agg.UUID,
+		Button:  "Delete aggregate",
+	}))
+}
+
+// AggregateDelete deletes (POST /aggregates/:id/delete). The store refuses
+// while hosts are members, with the reason, as Nova does.
+func (h *Handler) AggregateDelete(c echo.Context) error {
+	agg, err := h.loadAggregate(c)
+	if err != nil {
+		return err
+	}
+	if err := h.store().DeleteAggregate(c.Request().Context(), handlers.Actor(c), agg.UUID, store.AnyGeneration); err != nil {
+		if !userError(err) {
+			return err
+		}
+		return redirectFlash(c, handlers.FlashError, "Not deleted: "+errMsg(err)+".", "/aggregates/"+agg.UUID)
+	}
+	return redirectFlash(c, handlers.FlashSuccess, fmt.Sprintf("Aggregate “%s” deleted.", agg.Name), "/aggregates")
+}

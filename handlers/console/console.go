@@ -1,0 +1,190 @@
+// Package console serves the pages where admins manage what decides where
+// servers may land: aggregates (name, zone, metadata, tenant and reservation
+// tags, members), resource providers, flavors and their extra specs, server
+// groups, and the scheduler settings.
+//
+// Every page works as plain HTML forms (Post/Redirect/Get with one flash
+// per outcome); htmx only adds live search and live validation. Writes go
+// through the store in one transaction each and carry the generation the
+// page was rendered from, so a concurrent edit is reported as "changed by
+// someone else — reload" instead of being overwritten.
+package console
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/labstack/echo/v4"
+
+	"corral/handlers"
+	"corral/models"
+	"corral/models/store"
+)
+
+// Register mounts the pages on g, the console's route group (signed-in
+// users only, CSRF-checked).
+func Register(g *echo.Group, env *handlers.Env) {
+	h := &Handler{env: env}
+	admin := handlers.RequireRole(models.RoleAdmin)
+	member := handlers.RequireRole(models.RoleMember)
+
+	g.GET("/aggregates", h.AggregateList)
+	g.GET("/aggregates/new", h.AggregateNew, admin)
+	g.POST("/aggregates", h.AggregateCreate, admin)
+	g.GET("/aggregates/:id", h.AggregateDetail)
+	g.GET("/aggregates/:id/picker", h.AggregatePicker)
+	g.POST("/aggregates/:id", h.AggregateUpdate, admin)
+	g.POST("/aggregates/:id/metadata", h.AggregateMetadata, admin)
+	g.POST("/aggregates/:id/metadata/validate", h.AggregateMetadataValidate)
+	g.POST("/aggregates/:id/tenants", h.TenantAdd, admin)
+	g.POST("/aggregates/:id/tenants/remove", h.TenantRemove, admin)
+	g.POST("/aggregates/:id/reservations", h.ReservationAdd, admin)
+	g.POST("/aggregates/:id/reservations/remove", h.ReservationRemove, admin)
+	g.POST("/aggregates/:id/members", h.MembersAdd, admin)
+	g.POST("/aggregates/:id/members/remove", h.MembersRemove, admin)
+	g.GET("/aggregates/:id/delete", h.AggregateConfirmDelete, admin)
+	g.POST("/aggregates/:id/delete", h.AggregateDelete, admin)
+
+	g.GET("/providers", h.ProviderList)
+	g.GET("/providers/:id", h.ProviderDetail)
+
+	g.GET("/flavors", h.FlavorList)
+	g.GET("/flavors/new", h.FlavorNew, admin)
+	g.POST("/flavors", h.FlavorCreate, admin)
+	g.POST("/flavors/validate", h.FlavorSpecsValidate)
+	g.GET("/flavors/:id", h.FlavorDetail)
+	g.POST("/flavors/:id", h.FlavorUpdate, admin)
+	g.GET("/flavors/:id/delete", h.FlavorConfirmDelete, admin)
+	g.POST("/flavors/:id/delete", h.FlavorDelete, admin)
+
+	g.GET("/server-groups", h.GroupList)
+	g.GET("/server-groups/new", h.GroupNew, member)
+	g.POST("/server-groups", h.GroupCreate, member)
+	g.GET("/server-groups/:id", h.GroupDetail)
+	g.POST("/server-groups/:id/members", h.GroupMembersAdd, member)
+	g.POST("/server-groups/:id/members/remove", h.GroupMembersRemove, member)
+	g.GET("/server-groups/:id/delete", h.GroupConfirmDelete, member)
+	g.POST("/server-groups/:id/delete", h.GroupDelete, member)
+
+	g.GET("/settings", h.Settings)
+	g.POST("/settings", h.SettingsSave, admin)
+}
+
+// Handler serves the console pages.
+type Handler struct {
+	env   *handlers.Env
+	names nameCache
+}
+
+// nameCache remembers aggregate names for one store revision: the provider
+// tree shows a few aggregates per provider, and loading an aggregate loads
+// its members — thousands for a zone. Any write moves the revision and
+// empties the cache, so a rename shows at once.
+type nameCache struct {
+	mu    sync.Mutex
+	rev   int64
+	names map[string]string // uuid → name; "" for no such aggregate
+}
+
+// aggregateName returns an aggregate's name, or ok=false when it is gone.
+func (h *Handler) aggregateName(c echo.Context, rev int64, uuid string) (string, bool, error) {
+	h.names.mu.Lock()
+	if h.names.rev != rev || h.names.names == nil || len(h.names.names) > 100000 {
+		h.names.rev, h.names.names = rev, map[string]string{}
+	}
+	name, hit := h.names.names[uuid]
+	h.names.mu.Unlock()
+	if hit {
+		return name, name != "", nil
+	}
+	a, err := h.store().GetAggregate(c.Request().Context(), uuid)
+	switch {
+	case err == nil:
+		name = a.Name
+	case models.KindOf(err) != models.NotFound:
+		return "", false, err
+	}
+	h.names.mu.Lock()
+	if h.names.rev == rev {
+		h.names.names[uuid] = name
+	}
+	h.names.mu.Unlock()
+	return name, name != "", nil
+}
+
+func (h *Handler) store() *store.Store { return h.env.Store }
+
+func isAdmin(c echo.Context) bool { return handlers.HasRole(c, models.RoleAdmin) }
+
+// formGeneration reads the generation a form was rendered from. A missing or
+// malformed one is refused: saving without it could overwrite someone
+// else's change unseen.
+func formGeneration(c echo.Context) (int64, error) {
+	g, err := strconv.ParseInt(strings.TrimSpace(c.FormValue("generation")), 10, 64)
+	if err != nil || g < 0 {
+		return 0, models.E(models.Invalid, "generation", "the form is missing its generation; reload the page and try again")
+	}
+	return g, nil
+}
+
+// splitList splits what people paste: names or uuids separated by spaces,
+// commas, semicolons or new lines; duplicates are dropped, order kept.
+func splitList(s string) []string {
+	f := strings.FieldsFunc(s, func(r rune) bool {
+		return r == ',' || r == ';' || r == ' ' || r == '\n' || r == '\r' || r == '\t'
+	})
+	seen := make(map[string]bool, len(f))
+	out := f[:0]
+	for _, x := range f {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// conflictMessage is what a person reads when a save lost a race.
+func conflictMessage(err error) string {
+	if models.FieldOf(err) == "generation" {
+		return "Not saved: " + errMsg(err) + "."
+	}
+	return errMsg(err)
+}
+
+// errMsg is the message of a corral error without its field prefix.
+func errMsg(err error) string {
+	var ce *models.Error
+	if errors.As(err, &ce) && ce.Msg != "" {
+		return ce.Msg
+	}
+	return err.Error()
+}
+
+// isStale reports whether err is a lost race (stale generation).
+func isStale(err error) bool {
+	return models.KindOf(err) == models.Conflict && models.FieldOf(err) == "generation"
+}
+
+// userError reports whether err is the user's to fix (shown on the page)
+// rather than a fault to return to the error handler.
+func userError(err error) bool {
+	return err != nil && models.KindOf(err) != models.Internal
+}
+
+// queryList reads q, sort and desc for a list page.
+func queryList(c echo.Context) (search, sort string, desc bool) {
+	search = strings.TrimSpace(c.QueryParam("q"))
+	sort = strings.TrimSpace(c.QueryParam("sort"))
+	d := c.QueryParam("desc")
+	desc = d == "1" || d == "true"
+	return
+}
+
+// redirectFlash queues one message and redirects (Post/Redirect/Get).
+func redirectFlash(c echo.Context, kind, msg, to string) error {
+	handlers.AddFlash(c, kind, msg)
+	return handlers.SeeOther(c, to)
+}

@@ -1,0 +1,243 @@
+package console
+
+import (
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"corral/handlers"
+	"corral/models"
+	"corral/models/store"
+	"corral/views"
+	cv "corral/views/console"
+)
+
+// FlavorList lists flavors (GET /flavors).
+func (h *Handler) FlavorList(c echo.Context) error {
+	ctx := c.Request().Context()
+	search, _, _ := queryList(c)
+	offset, limit := handlers.Paging(c, handlers.DefaultPageSize)
+	flavors, total, err := h.store().ListFlavors(ctx, store.FlavorQuery{Search: search, Offset: offset, Limit: limit})
+	if err != nil {
+		return err
+	}
+	st, _, err := h.store().GetSettings(ctx)
+	if err != nil {
+		return err
+	}
+	rows := make([]cv.FlavorRow, len(flavors))
+	for i, f := range flavors {
+		n := 0
+		for _, p := range specProblems(f.ExtraSpecs, st) {
+			if !p.Warning {
+				n++
+			}
+		}
+		rows[i] = cv.FlavorRow{F: f, Problems: n}
+	}
+	list := cv.ListState{Path: "/flavors", Search: search,
+		Pager: views.Pager{Offset: offset, Limit: limit, Total: total, Path: "/flavors", Query: c.QueryParams()}}
+	props := cv.FlavorListProps{List: list, Rows: rows, CanEdit: isAdmin(c)}
+	if handlers.IsHTMX(c) {
+		return handlers.Render(c, http.StatusOK, cv.FlavorTable(props))
+	}
+	return handlers.Render(c, http.StatusOK, cv.FlavorList(handlers.NewPage(c, "Flavors", "flavors"), props))
+}
+
+func specEditor(rows []cv.KV, probs []cv.Problem, readOnly bool) cv.KVEditor {
+	return cv.KVEditor{Rows: rows, Blank: 3, Problems: probs, ReadOnly: readOnly, TestID: "specs-editor"}
+}
+
+func flavorForm(f *models.Flavor, st models.Settings, canEdit bool) cv.FlavorForm {
+	var rows []cv.KV
+	for _, k := range sortedKeys(f.ExtraSpecs) {
+		rows = append(rows, cv.KV{Key: k, Value: f.ExtraSpecs[k]})
+	}
+	return cv.FlavorForm{
+		ID: f.ID, Generation: f.Generation, Name: f.Name,
+		VCPUs: strconv.Itoa(f.VCPUs), RAMMB: strconv.Itoa(f.RAMMB), DiskGB: strconv.Itoa(f.DiskGB),
+		Errors: map[string]string{}, Specs: specEditor(rows, specProblems(f.ExtraSpecs, st), !canEdit), CanEdit: canEdit,
+	}
+}
+
+func (h *Handler) renderFlavor(c echo.Context, status int, f cv.FlavorForm) error {
+	title := f.Name
+	if f.Creating {
+		title = "New flavor"
+	}
+	return handlers.Render(c, status, cv.FlavorPage(handlers.NewPage(c, title, "flavors"), f))
+}
+
+// FlavorNew shows the create form (GET /flavors/new).
+func (h *Handler) FlavorNew(c echo.Context) error {
+	f := cv.FlavorForm{Creating: true, VCPUs: "1", RAMMB: "2048", DiskGB: "20", Errors: map[string]string{}, CanEdit: true,
+		Specs: specEditor(nil, nil, false)}
+	return h.renderFlavor(c, http.StatusOK, f)
+}
+
+// readFlavorForm reads and checks the flavor form; the flavor is nil when
+// something was refused (the messages are in the form).
+func (h *Handler) readFlavorForm(c echo.Context, creating bool) (cv.FlavorForm, *models.Flavor, error) {
+	st, _, err := h.store().GetSettings(c.Request().Context())
+	if err != nil {
+		return cv.FlavorForm{}, nil, err
+	}
+	f := cv.FlavorForm{
+		Creating: creating, Name: strings.TrimSpace(c.FormValue("name")),
+		VCPUs: strings.TrimSpace(c.FormValue("vcpus")), RAMMB: strings.TrimSpace(c.FormValue("ram_mb")), DiskGB: strings.TrimSpace(c.FormValue("disk_gb")),
+		Errors: map[string]string{}, CanEdit: true,
+	}
+	fl := &models.Flavor{Name: f.Name}
+	if f.Name == "" {
+		f.Errors["name"] = "A flavor needs a name."
+	}
+	num := func(field, v string, min int, dst *int) {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < min {
+			f.Errors[field] = fmt.Sprintf("A whole number of at least %d.", min)
+			return
+		}
+		*dst = n
+	}
+	num("vcpus", f.VCPUs, 1, &fl.VCPUs)
+	num("ram_mb", f.RAMMB, 1, &fl.RAMMB)
+	num("disk_gb", f.DiskGB, 0, &fl.DiskGB)
+	rows, specs, probs := readRows(c)
+	probs = append(probs, specProblems(specs, st)...)
+	f.Specs = specEditor(rows, probs, false)
+	fl.ExtraSpecs = specs
+	if !creating {
+		gen, gerr := formGeneration(c)
+		if gerr != nil {
+			f.Errors[""] = errMsg(gerr)
+		}
+		f.Generation = gen
+	}
+	if len(f.Errors) > 0 || f.Specs.HasErrors() {
+		return f, nil, nil
+	}
+	return f, fl, nil
+}
+
+// FlavorCreate creates a flavor (POST /flavors).
+func (h *Handler) FlavorCreate(c echo.Context) error {
+	f, fl, err := h.readFlavorForm(c, true)
+	if err != nil {
+		return err
+	}
+	if fl == nil {
+		return h.renderFlavor(c, http.StatusBadRequest, f)
+	}
+	if err := h.store().CreateFlavor(c.Request().Context(), handlers.Actor(c), fl); err != nil {
+		if !userError(err) {
+			return err
+		}
+		f.Errors = placeError(err, map[string]string{"name": "name", "vcpus": "vcpus", "ram_mb": "ram_mb", "disk_gb": "disk_gb"})
+		return h.renderFlavor(c, handlers.StatusOf(err), f)
+	}
+	msg := fmt.Sprintf("Flavor “%s” created with %s.", fl.Name, views.Plural(len(fl.ExtraSpecs), "extra spec", "extra specs"))
+	if n := len(f.Specs.Problems); n > 0 {
+		handlers.AddFlash(c, handlers.FlashWarning, fmt.Sprintf("Saved with %s about its extra specs; see below.", views.Plural(n, "warning", "warnings")))
+	}
+	return redirectFlash(c, handlers.FlashSuccess, msg, "/flavors/"+url.PathEscape(fl.ID))
+}
+
+// FlavorDetail shows and edits a flavor (GET /flavors/:id).
+func (h *Handler) FlavorDetail(c echo.Context) error {
+	fl, err := h.store().GetFlavor(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	st, _, err := h.store().GetSettings(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return h.renderFlavor(c, http.StatusOK, flavorForm(fl, st, isAdmin(c)))
+}
+
+// FlavorUpdate saves a flavor (POST /flavors/:id).
+func (h *Handler) FlavorUpdate(c echo.Context) error {
+	cur, err := h.store().GetFlavor(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	f, fl, err := h.readFlavorForm(c, false)
+	if err != nil {
+		return err
+	}
+	f.ID = cur.ID
+	if fl == nil {
+		return h.renderFlavor(c, http.StatusBadRequest, f)
+	}
+	next, err := h.store().UpdateFlavor(c.Request().Context(), handlers.Actor(c), cur.ID, f.Generation, func(x *models.Flavor) error {
+		x.Name, x.VCPUs, x.RAMMB, x.DiskGB, x.ExtraSpecs = fl.Name, fl.VCPUs, fl.RAMMB, fl.DiskGB, fl.ExtraSpecs
+		return nil
+	})
+	if err != nil {
+		if !userError(err) {
+			return err
+		}
+		f.Errors = placeError(err, map[string]string{"name": "name", "vcpus": "vcpus", "ram_mb": "ram_mb", "disk_gb": "disk_gb"})
+		return h.renderFlavor(c, handlers.StatusOf(err), f)
+	}
+	added, changed, removed := diffMaps(cur.ExtraSpecs, next.ExtraSpecs)
+	sizeChanged := cur.Name != next.Name || cur.VCPUs != next.VCPUs || cur.RAMMB != next.RAMMB || cur.DiskGB != next.DiskGB
+	msg := fmt.Sprintf("Flavor “%s” saved: extra specs %d added, %d changed, %d removed", next.Name, added, changed, removed)
+	if sizeChanged {
+		msg += "; name or size changed"
+	}
+	if !sizeChanged && added+changed+removed == 0 && maps.Equal(cur.ExtraSpecs, next.ExtraSpecs) {
+		msg = fmt.Sprintf("Flavor “%s” unchanged", next.Name)
+	}
+	if n := len(f.Specs.Problems); n > 0 {
+		handlers.AddFlash(c, handlers.FlashWarning, fmt.Sprintf("Saved with %s about its extra specs; see below.", views.Plural(n, "warning", "warnings")))
+	}
+	return redirectFlash(c, handlers.FlashSuccess, msg+".", "/flavors/"+url.PathEscape(next.ID))
+}
+
+// FlavorSpecsValidate checks extra specs as they are typed
+// (POST /flavors/validate); nothing is saved.
+func (h *Handler) FlavorSpecsValidate(c echo.Context) error {
+	st, _, err := h.store().GetSettings(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	_, specs, probs := readRows(c)
+	probs = append(probs, specProblems(specs, st)...)
+	return handlers.Render(c, http.StatusOK, cv.LiveProblems(specEditor(nil, probs, false)))
+}
+
+// FlavorConfirmDelete asks before deleting (GET /flavors/:id/delete).
+func (h *Handler) FlavorConfirmDelete(c echo.Context) error {
+	fl, err := h.store().GetFlavor(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return handlers.Render(c, http.StatusOK, views.ConfirmPage(handlers.NewPage(c, "Delete flavor", "flavors"), views.Confirm{
+		Title:   "Delete flavor “" + fl.Name + "”?",
+		Message: "Requests naming this flavor will fail; servers already running keep their size.",
+		Action:  "/flavors/" + url.PathEscape(fl.ID) + "/delete",
+		Cancel:  "/flavors/" + url.PathEscape(fl.ID),
+		Button:  "Delete flavor",
+	}))
+}
+
+// FlavorDelete deletes a flavor (POST /flavors/:id/delete).
+func (h *Handler) FlavorDelete(c echo.Context) error {
+	fl, err := h.store().GetFlavor(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if err := h.store().DeleteFlavor(c.Request().Context(), handlers.Actor(c), fl.ID, store.AnyGeneration); err != nil {
+		if !userError(err) {
+			return err
+		}
+		return redirectFlash(c, handlers.FlashError, "Not deleted: "+errMsg(err)+".", "/flavors/"+url.PathEscape(fl.ID))
+	}
+	return redirectFlash(c, handlers.FlashSuccess, fmt.Sprintf("Flavor “%s” deleted.", fl.Name), "/flavors")
+}

@@ -1,0 +1,387 @@
+package console_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"corral/models"
+	"corral/models/store"
+)
+
+func TestServerGroupList(t *testing.T) {
+	a := newApp(t)
+	// Admins see every project's groups, with the project column.
+	r := a.as(a.AdminName).get("/server-groups")
+	if got := r.Texts(t, "group-name"); !slices.Equal(got, []string{"web", "db", "batch", "spread"}) {
+		t.Errorf("admin sees %v", got)
+	}
+	if r.Count(t, "group-project") != 4 {
+		t.Error("admin list should show projects")
+	}
+	// Filtered by project.
+	if got := a.as(a.AdminName).get("/server-groups?project=globex").Texts(t, "group-name"); !slices.Equal(got, []string{"batch"}) {
+		t.Errorf("project=globex: %v", got)
+	}
+	// A member sees only its own project's.
+	r = a.as("mike").get("/server-groups")
+	if got := r.Texts(t, "group-name"); !slices.Equal(got, []string{"web", "db", "spread"}) {
+		t.Errorf("mike (acme) sees %v", got)
+	}
+	if r.Count(t, "group-project") != 0 {
+		t.Error("a member's list needs no project column")
+	}
+	// ?project= does not widen a member's view.
+	if got := a.as("mike").get("/server-groups?project=globex").Texts(t, "group-name"); slices.Contains(got, "batch") {
+		t.Errorf("member widened the view: %v", got)
+	}
+	// Another project's group is a 404 for a non-admin.
+	batch := store.DemoUUID("server_group", "batch")
+	if r := a.as("mike").get("/server-groups/" + batch); r.StatusCode != http.StatusNotFound {
+		t.Errorf("mike GET batch: %d, want 404", r.StatusCode)
+	}
+	if r := a.as("rita").get("/server-groups/" + batch); r.StatusCode != http.StatusOK {
+		t.Errorf("rita (globex reader) GET batch: %d", r.StatusCode)
+	}
+}
+
+func TestServerGroupCreate(t *testing.T) {
+	a := newApp(t)
+	c := a.as("mike")
+	cases := []struct {
+		name  string
+		form  url.Values
+		field string
+		want  string
+	}{
+		{"rules on affinity", url.Values{"name": {"g"}, "policy": {"affinity"}, "max_server_per_host": {"2"}}, "max_server_per_host", "Only anti-affinity"},
+		{"zero limit", url.Values{"name": {"g"}, "policy": {"anti-affinity"}, "max_server_per_host": {"0"}}, "max_server_per_host", "at least 1"},
+		{"not a number", url.Values{"name": {"g"}, "policy": {"anti-affinity"}, "max_server_per_host": {"two"}}, "max_server_per_host", "at least 1"},
+		{"unknown policy", url.Values{"name": {"g"}, "policy": {"spread-out"}}, "policy", "four policies"},
+		{"no name", url.Values{"name": {""}, "policy": {"affinity"}}, "name", "needs a name"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := c.submit("/server-groups/new", "/server-groups", tc.form)
+			if r.StatusCode != http.StatusBadRequest {
+				t.Fatalf("status %d", r.StatusCode)
+			}
+			if got := r.Text(t, "error-"+tc.field); !strings.Contains(got, tc.want) {
+				t.Errorf("error next to %s = %q, want %q", tc.field, got, tc.want)
+			}
+		})
+	}
+	if n, _ := a.Store.CountServerGroups(context.Background(), "acme"); n != 3 {
+		t.Fatalf("refused creates saved something: acme has %d groups", n)
+	}
+	page := c.follow("/server-groups/new", "/server-groups", url.Values{"name": {"spread3"}, "policy": {"anti-affinity"}, "max_server_per_host": {"3"}})
+	if got := page.Text(t, "flash-success"); !strings.Contains(got, "max_server_per_host=3") {
+		t.Errorf("flash = %q", got)
+	}
+	if page.Text(t, "group-max") != "3" || page.Text(t, "group-project") != "acme" {
+		t.Errorf("detail shows max %q project %q", page.Text(t, "group-max"), page.Text(t, "group-project"))
+	}
+	// A member cannot pick another project; an admin must name one.
+	r := a.as(a.AdminName).submit("/server-groups/new", "/server-groups", url.Values{"name": {"x"}, "policy": {"affinity"}})
+	if r.StatusCode != http.StatusBadRequest || r.Text(t, "error-project") == "" {
+		t.Errorf("admin without project: %d %q", r.StatusCode, r.Text(t, "error-project"))
+	}
+	// Readers cannot create.
+	if r := a.as("rita").get("/server-groups/new"); r.StatusCode != http.StatusForbidden {
+		t.Errorf("reader: %d", r.StatusCode)
+	}
+}
+
+func TestServerGroupDetailCountsAndViolations(t *testing.T) {
+	a := newApp(t)
+	c := a.as(a.AdminName)
+	web := store.DemoUUID("server_group", "web") // anti-affinity, max 2: web-1, web-2 on cn3, web-3 on cn4
+	path := "/server-groups/" + web
+	r := c.get(path)
+	counts := map[string]string{}
+	r.Doc(t).Find(sel("host-row")).Each(func(_ int, s *goqSel) {
+		counts[strings.TrimSpace(s.Find(sel("host-name")).Text())] = strings.TrimSpace(s.Find(sel("host-count")).Text()) + "/" + strings.TrimSpace(s.Find(sel("host-limit")).Text())
+	})
+	if counts["cn3"] != "2/2" || counts["cn4"] != "1/2" {
+		t.Errorf("per-host counts %v", counts)
+	}
+	if r.Count(t, "group-violation") != 0 {
+		t.Error("web is within its limit")
+	}
+	// Add cache-1 (on cn1), then move web-3 onto cn3 to break the limit.
+	g, _ := a.Store.GetServerGroup(context.Background(), web)
+	page := c.follow(path, path+"/members", url.Values{"servers": {"cache-1"}, "generation": {gen(g.Generation)}})
+	if got := page.Text(t, "flash-success"); !strings.Contains(got, "cache-1") {
+		t.Errorf("flash = %q", got)
+	}
+	if _, err := a.Store.UpdateServer(context.Background(), store.Actor{Name: "test"}, store.DemoUUID("server", "web-3"), func(s *models.Server) error {
+		s.Host = "cn3"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r = c.get(path)
+	if v := r.Text(t, "group-violation"); !strings.Contains(v, "cn3 runs 3 members") {
+		t.Errorf("violation = %q", v)
+	}
+	if r.Count(t, "host-over") != 1 {
+		t.Error("cn3 should be marked over the limit")
+	}
+	if !slices.Contains(c.get("/server-groups").Texts(t, "group-violation"), "policy violated") {
+		t.Error("the list should flag the violated group")
+	}
+
+	// Invalid additions come back next to the field and save nothing.
+	g, _ = a.Store.GetServerGroup(context.Background(), web)
+	for _, tc := range []struct{ servers, want string }{
+		{"batch-1", "No server"},      // globex's: not found in acme
+		{"web-1", "already a member"}, // in this group
+		{"", "at least one"},
+	} {
+		r := c.submit(path, path+"/members", url.Values{"servers": {tc.servers}, "generation": {gen(g.Generation)}})
+		if r.StatusCode < 400 || !strings.Contains(r.Text(t, "error-servers"), tc.want) {
+			t.Errorf("%q: status %d error %q", tc.servers, r.StatusCode, r.Text(t, "error-servers"))
+		}
+	}
+	// Another group's member is refused by the store (one group per server).
+	r = c.submit(path, path+"/members", url.Values{"servers": {"db-1"}, "generation": {gen(g.Generation)}})
+	if r.StatusCode != http.StatusConflict || !strings.Contains(r.Text(t, "error-servers"), "already in server group db") {
+		t.Errorf("db-1: status %d error %q", r.StatusCode, r.Text(t, "error-servers"))
+	}
+	// Stale generation.
+	r = c.submit(path, path+"/members", url.Values{"servers": {"reserved-1"}, "generation": {gen(g.Generation - 1)}})
+	if r.StatusCode != http.StatusConflict || !strings.Contains(r.Text(t, "error-servers"), "changed by someone else") {
+		t.Errorf("stale: status %d error %q", r.StatusCode, r.Text(t, "error-servers"))
+	}
+	if cur, _ := a.Store.GetServerGroup(context.Background(), web); cur.Generation != g.Generation {
+		t.Error("refused additions were saved")
+	}
+
+	// Remove members, then delete the group after confirming.
+	page = c.follow(path, path+"/members/remove", url.Values{"server": {store.DemoUUID("server", "cache-1")}, "generation": {gen(g.Generation)}})
+	if got := page.Text(t, "flash-success"); !strings.Contains(got, "Removed 1 server") {
+		t.Errorf("flash = %q", got)
+	}
+	if c.get(path+"/delete").Count(t, "confirm-submit") != 1 {
+		t.Error("no confirmation page")
+	}
+	page = c.follow(path+"/delete", path+"/delete", nil)
+	if got := page.Text(t, "flash-success"); !strings.Contains(got, "deleted") {
+		t.Errorf("delete flash %q", got)
+	}
+}
+
+func TestAffinityViolation(t *testing.T) {
+	a := newApp(t)
+	db := store.DemoUUID("server_group", "db") // affinity: db-1, db-2 on cn4
+	if _, err := a.Store.UpdateServer(context.Background(), store.Actor{Name: "test"}, store.DemoUUID("server", "db-2"), func(s *models.Server) error {
+		s.Host = "cn3"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r := a.as("mike").get("/server-groups/" + db)
+	if v := r.Text(t, "group-violation"); !strings.Contains(v, "2 hosts (cn3, cn4)") {
+		t.Errorf("violation = %q", v)
+	}
+}
+
+func TestFlavorPages(t *testing.T) {
+	a := newApp(t)
+	c := a.as(a.AdminName)
+	r := c.get("/flavors")
+	if n := r.Count(t, "flavor-row"); n != 7 {
+		t.Errorf("flavors listed: %d", n)
+	}
+	if got := c.get("/flavors?q=ssd").Texts(t, "flavor-name"); !slices.Equal(got, []string{"m1.not-ssd", "m1.ssd"}) {
+		t.Errorf("search ssd: %v", got)
+	}
+
+	// Invalid extra specs come back next to the row; nothing is created.
+	cases := []struct {
+		key, value, want string
+	}{
+		{"aggregate_instance_extra_specs:cpu", ">= lots", "not a number"},
+		{"aggregate_instance_extra_specs:x", "<or>", "at least one alternative"},
+		{"aggregate_instance_extra_specs:gpu", "<or> ! <or> *", "cannot be combined"},
+		{"trait:CUSTOM_X", "yes", "required' or 'forbidden"},
+	}
+	for _, tc := range cases {
+		form := url.Values{"name": {"f-bad"}, "vcpus": {"1"}, "ram_mb": {"512"}, "disk_gb": {"1"}, "key": {tc.key}, "value": {tc.value}}
+		r := c.submit("/flavors/new", "/flavors", form)
+		if r.StatusCode != http.StatusBadRequest || !strings.Contains(r.Text(t, "kv-error"), tc.want) {
+			t.Errorf("%s=%s: status %d, errors %q", tc.key, tc.value, r.StatusCode, r.Text(t, "kv-error"))
+		}
+	}
+	r = c.submit("/flavors/new", "/flavors", url.Values{"name": {"f-bad"}, "vcpus": {"0"}, "ram_mb": {"x"}, "disk_gb": {"1"}})
+	if r.StatusCode != http.StatusBadRequest || r.Text(t, "error-vcpus") == "" || r.Text(t, "error-ram_mb") == "" {
+		t.Errorf("sizes: %d %q %q", r.StatusCode, r.Text(t, "error-vcpus"), r.Text(t, "error-ram_mb"))
+	}
+	if _, err := a.Store.GetFlavor(context.Background(), "f-bad"); err == nil {
+		t.Fatal("a refused flavor was saved")
+	}
+
+	// Create, then edit with the generation, then a stale edit.
+	page := c.follow("/flavors/new", "/flavors", url.Values{"name": {"f1"}, "vcpus": {"2"}, "ram_mb": {"4096"}, "disk_gb": {"10"},
+		"key": {"aggregate_instance_extra_specs:ssd", ""}, "value": {"true", ""}})
+	if got := page.Text(t, "flash-success"); !strings.Contains(got, "1 extra spec") {
+		t.Errorf("flash %q", got)
+	}
+	fl, err := a.Store.GetFlavor(context.Background(), "f1")
+	if err != nil || fl.ExtraSpecs["aggregate_instance_extra_specs:ssd"] != "true" {
+		t.Fatalf("stored %+v %v", fl, err)
+	}
+	path := "/flavors/" + fl.ID
+	page = c.follow(path, path, url.Values{"name": {"f1"}, "vcpus": {"2"}, "ram_mb": {"4096"}, "disk_gb": {"10"}, "generation": {gen(fl.Generation)},
+		"key": {"aggregate_instance_extra_specs:ssd", "aggregate_instance_extra_specs:gpu"}, "value": {"s!= true", "<in> a100"}})
+	if got := page.Text(t, "flash-success"); !strings.Contains(got, "1 added, 1 changed, 0 removed") {
+		t.Errorf("flash %q", got)
+	}
+	r = c.submit(path, path, url.Values{"name": {"f1"}, "vcpus": {"2"}, "ram_mb": {"4096"}, "disk_gb": {"10"}, "generation": {gen(fl.Generation)}})
+	if r.StatusCode != http.StatusConflict || !strings.Contains(r.Text(t, "form-error"), "changed by someone else") {
+		t.Errorf("stale: %d %q", r.StatusCode, r.Text(t, "form-error"))
+	}
+
+	// Live validation of the specs.
+	r = c.submit(path, "/flavors/validate", url.Values{"key": {"aggregate_instance_extra_specs:ram"}, "value": {"= lots"}})
+	if !strings.Contains(r.Text(t, "kv-error"), "not a number") || strings.Contains(r.Body, "<html") {
+		t.Errorf("live: %s", r.Body)
+	}
+
+	// Delete after confirming.
+	page = c.follow(path+"/delete", path+"/delete", nil)
+	if !strings.Contains(page.Text(t, "flash-success"), "deleted") {
+		t.Errorf("delete flash %q", page.Text(t, "flash-success"))
+	}
+	// A reader sees flavors but no save button.
+	if r := a.as("rita").get("/flavors/" + store.DemoUUID("flavor", "m1.ssd")); r.StatusCode != http.StatusOK || r.Count(t, "flavor-submit") != 0 {
+		t.Errorf("reader flavor page: %d, submit %d", r.StatusCode, r.Count(t, "flavor-submit"))
+	}
+}
+
+func TestProviderPages(t *testing.T) {
+	a := newApp(t)
+	c := a.as("rita")
+	r := c.get("/providers")
+	if r.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", r.StatusCode)
+	}
+	// Roots only at the top: 8 hosts and 2 sharing providers, children nested.
+	roots := r.Doc(t).Find(sel("provider-tree") + " > li")
+	if roots.Length() != 10 {
+		t.Errorf("%d roots", roots.Length())
+	}
+	cn1 := r.Doc(t).Find(sel("provider-tree") + " > li").First()
+	if name := strings.TrimSpace(cn1.Find(sel("node-name")).First().Text()); name != "cn1" {
+		t.Errorf("first root %q", name)
+	}
+	if kids := cn1.Find(sel("node-child")).Length(); kids != 2 {
+		t.Errorf("cn1 children %d", kids)
+	}
+	// Sharing providers show the trees they serve: ss1 shares aggB with cn2.
+	var ss1 string
+	r.Doc(t).Find(sel("node-sharing")).Each(func(_ int, s *goqSel) {
+		if strings.TrimSpace(s.Find(sel("node-name")).First().Text()) == "ss1" {
+			ss1 = strings.Join(s.Find(sel("served-tree")).Map(func(_ int, x *goqSel) string { return x.Text() }), ",")
+		}
+	})
+	if ss1 != "cn2" {
+		t.Errorf("ss1 serves %q, want cn2", ss1)
+	}
+	// Paged on the server.
+	p := c.get("/providers?limit=3")
+	if n := p.Doc(t).Find(sel("provider-tree") + " > li").Length(); n != 3 {
+		t.Errorf("limit=3 shows %d roots", n)
+	}
+	if p.Text(t, "pager-range") != "1–3 of 10" {
+		t.Errorf("pager %q", p.Text(t, "pager-range"))
+	}
+	// Search finds children too, with their place in the tree.
+	s := c.get("/providers?q=numa1_")
+	if got := s.Texts(t, "provider-name"); !slices.Equal(got, []string{"numa1_1", "numa1_2"}) {
+		t.Errorf("search: %v", got)
+	}
+	if got := s.Texts(t, "provider-path"); !slices.Equal(got, []string{"cn1", "cn1"}) {
+		t.Errorf("paths: %v", got)
+	}
+	// Detail: traits, aggregates, parent and root.
+	d := c.get("/providers/numa1_1")
+	if d.Text(t, "provider-kind") != "child" || d.Text(t, "provider-parent") != "cn1" {
+		t.Errorf("numa1_1: kind %q parent %q", d.Text(t, "provider-kind"), d.Text(t, "provider-parent"))
+	}
+	if got := d.Doc(t).Find(sel("provider-facts") + " " + sel("provider-aggregate")).Text(); got != "aggC" {
+		t.Errorf("numa1_1 aggregates %q", got)
+	}
+	if got := c.get("/providers/cn6").Doc(t).Find(sel("provider-facts") + " " + sel("trait")).Map(func(_ int, x *goqSel) string { return x.Text() }); !slices.Equal(got, []string{"CUSTOM_GPU", "HW_CPU_X86_AVX2"}) {
+		t.Errorf("cn6 traits %v", got)
+	}
+	if r := c.get("/providers/nope"); r.StatusCode != http.StatusNotFound {
+		t.Errorf("unknown provider: %d", r.StatusCode)
+	}
+}
+
+func TestSettingsPage(t *testing.T) {
+	a := newApp(t)
+	c := a.as(a.AdminName)
+	r := c.get("/settings")
+	if got := r.Texts(t, "filter-name"); len(got) != 5 || got[0] != models.FilterAggregateInstanceExtraSpecs {
+		t.Errorf("filters %v", got)
+	}
+	form := func(gen int64) url.Values {
+		return url.Values{
+			"generation":                                  {strings.TrimSpace(itoaGen(gen))},
+			"limit_tenants_to_placement_aggregate":        {"1"},
+			"required_member_prefix":                      {"resv:"},
+			"default_forbidden_member_prefix":             {"resv:"},
+			"filter":                                      {models.FilterAggregateMultiTenancy, models.FilterAggregateInstanceType},
+			"order_" + models.FilterAggregateMultiTenancy: {"2"},
+			"order_" + models.FilterAggregateInstanceType: {"1"},
+			"soft_affinity_weight_multiplier":             {"2.5"},
+			"soft_anti_affinity_weight_multiplier":        {"1"},
+		}
+	}
+	// Bad multiplier: next to the field, nothing saved.
+	bad := form(0)
+	bad.Set("soft_affinity_weight_multiplier", "lots")
+	r = c.submit("/settings", "/settings", bad)
+	if r.StatusCode != http.StatusBadRequest || r.Text(t, "error-soft_affinity_weight_multiplier") == "" {
+		t.Errorf("bad multiplier: %d", r.StatusCode)
+	}
+	neg := form(0)
+	neg.Set("soft_anti_affinity_weight_multiplier", "-1")
+	r = c.submit("/settings", "/settings", neg)
+	if r.StatusCode != http.StatusBadRequest || !strings.Contains(r.Text(t, "error-soft_anti_affinity_weight_multiplier"), "negative") {
+		t.Errorf("negative multiplier: %d %q", r.StatusCode, r.Text(t, "error-soft_anti_affinity_weight_multiplier"))
+	}
+	if _, g, _ := a.Store.GetSettings(context.Background()); g != 0 {
+		t.Fatal("refused settings were saved")
+	}
+	page := c.follow("/settings", "/settings", form(0))
+	if got := page.Text(t, "flash-success"); !strings.Contains(got, models.FilterAggregateInstanceType+" → "+models.FilterAggregateMultiTenancy) {
+		t.Errorf("flash %q", got)
+	}
+	st, g, _ := a.Store.GetSettings(context.Background())
+	if !st.LimitTenantsToPlacementAggregate || st.RequiredMemberPrefix != "resv:" || st.SoftAffinityWeightMultiplier != 2.5 ||
+		!slices.Equal(st.EnabledFilters, []string{models.FilterAggregateInstanceType, models.FilterAggregateMultiTenancy}) || g != 1 {
+		t.Errorf("stored %+v gen %d", st, g)
+	}
+	// A stale save is refused.
+	r = c.submit("/settings", "/settings", form(0))
+	if r.StatusCode != http.StatusConflict || !strings.Contains(r.Text(t, "form-error"), "changed by someone else") {
+		t.Errorf("stale: %d %q", r.StatusCode, r.Text(t, "form-error"))
+	}
+	// Saved with the audit log.
+	evs, _, err := a.Store.ListAudit(context.Background(), store.AuditQuery{ObjectType: "settings"})
+	if err != nil || len(evs) != 1 || evs[0].Actor != a.AdminName {
+		t.Errorf("audit %+v %v", evs, err)
+	}
+	// Readers see the page, cannot save.
+	if r := a.as("rita").get("/settings"); r.StatusCode != http.StatusOK || r.Count(t, "settings-save") != 0 {
+		t.Errorf("reader: %d", r.StatusCode)
+	}
+}
+
+func itoaGen(g int64) string { return gen(g) }

@@ -1,0 +1,409 @@
+package console
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"corral/handlers"
+	"corral/models"
+	"corral/models/store"
+	"corral/views"
+	cv "corral/views/console"
+)
+
+// Server groups follow Nova's policy: admins see every project's groups;
+// others see, and members change, only their own project's. Another
+// project's group is a 404, not a 403, so its existence is not revealed.
+
+func currentProject(c echo.Context) string {
+	if u := handlers.CurrentUser(c); u != nil {
+		return u.ProjectID
+	}
+	return ""
+}
+
+// loadGroup finds the group of :id if the caller may see it.
+func (h *Handler) loadGroup(c echo.Context) (*models.ServerGroup, error) {
+	id := c.Param("id")
+	g, err := h.store().GetServerGroup(c.Request().Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	if !isAdmin(c) && g.ProjectID != currentProject(c) {
+		return nil, models.E(models.NotFound, "server_group", "server group %s not found", id)
+	}
+	return g, nil
+}
+
+// canEditGroup: admins, and members of the group's project.
+func canEditGroup(c echo.Context, g *models.ServerGroup) bool {
+	return isAdmin(c) || (handlers.HasRole(c, models.RoleMember) && g.ProjectID == currentProject(c))
+}
+
+// GroupList lists the groups the caller may see (GET /server-groups).
+func (h *Handler) GroupList(c echo.Context) error {
+	ctx := c.Request().Context()
+	offset, limit := handlers.Paging(c, handlers.DefaultPageSize)
+	props := cv.GroupListProps{AllProjects: isAdmin(c), CanCreate: handlers.HasRole(c, models.RoleMember)}
+	project := currentProject(c)
+	if props.AllProjects {
+		project = strings.TrimSpace(c.QueryParam("project"))
+		props.Project = project
+	} else if project == "" {
+		// A non-admin without a project owns no groups; "" would mean all.
+		props.Pager = views.Pager{Path: "/server-groups"}
+		return handlers.Render(c, http.StatusOK, cv.GroupList(handlers.NewPage(c, "Server groups", "server-groups"), props))
+	}
+	groups, err := h.store().ListServerGroups(ctx, store.ServerGroupQuery{ProjectID: project, Offset: offset, Limit: limit})
+	if err != nil {
+		return err
+	}
+	total, err := h.store().CountServerGroups(ctx, project)
+	if err != nil {
+		return err
+	}
+	sr := newServerResolver(h, c)
+	for _, g := range groups {
+		members, err := sr.members(g.Members)
+		if err != nil {
+			return err
+		}
+		_, violations := placement(&g, members)
+		props.Rows = append(props.Rows, cv.GroupRow{G: g, Violations: len(violations)})
+	}
+	props.Pager = views.Pager{Offset: offset, Limit: limit, Total: total, Path: "/server-groups", Query: c.QueryParams()}
+	return handlers.Render(c, http.StatusOK, cv.GroupList(handlers.NewPage(c, "Server groups", "server-groups"), props))
+}
+
+// serverResolver looks servers up once per request.
+type serverResolver struct {
+	h     *Handler
+	c     echo.Context
+	cache map[string]*models.Server
+}
+
+func newServerResolver(h *Handler, c echo.Context) *serverResolver {
+	return &serverResolver{h: h, c: c, cache: map[string]*models.Server{}}
+}
+
+func (r *serverResolver) members(ids []string) ([]cv.GroupMember, error) {
+	out := make([]cv.GroupMember, 0, len(ids))
+	for _, id := range ids {
+		s, ok := r.cache[id]
+		if !ok {
+			var err error
+			s, err = r.h.store().GetServer(r.c.Request().Context(), id)
+			if err != nil && models.KindOf(err) != models.NotFound {
+				return nil, err
+			}
+			r.cache[id] = s
+		}
+		if s == nil {
+			out = append(out, cv.GroupMember{UUID: id, Name: id, Missing: true})
+			continue
+		}
+		out = append(out, cv.GroupMember{UUID: s.UUID, Name: s.Name, Host: s.Host, Project: s.ProjectID})
+	}
+	return out, nil
+}
+
+// placement counts the members per host and says how the current placement
+// breaks the policy: anti-affinity more members on a host than the limit,
+// affinity members on more than one host. Soft policies are preferences
+// (weighers) and are never violated.
+func placement(g *models.ServerGroup, members []cv.GroupMember) ([]cv.HostCount, []string) {
+	counts := map[string]int{}
+	for _, m := range members {
+		if m.Host != "" {
+			counts[m.Host]++
+		}
+	}
+	limit := 0
+	if g.Policy == models.PolicyAntiAffinity {
+		limit = g.MaxServerPerHost()
+	}
+	hosts := make([]cv.HostCount, 0, len(counts))
+	for host, n := range counts {
+		hosts = append(hosts, cv.HostCount{Host: host, Count: n, Limit: limit, Over: limit > 0 && n > limit})
+	}
+	sort.Slice(hosts, func(i, j int) bool {
+		if hosts[i].Count != hosts[j].Count {
+			return hosts[i].Count > hosts[j].Count
+		}
+		return hosts[i].Host < hosts[j].Host
+	})
+	var violations []string
+	switch g.Policy {
+	case models.PolicyAntiAffinity:
+		for _, hc := range hosts {
+			if hc.Over {
+				violations = append(violations, fmt.Sprintf("Anti-affinity is already violated: %s runs %d members, more than max_server_per_host=%d. New members cannot land there, and the existing ones stay until moved.", hc.Host, hc.Count, limit))
+			}
+		}
+	case models.PolicyAffinity:
+		if len(hosts) > 1 {
+			names := make([]string, len(hosts))
+			for i, hc := range hosts {
+				names[i] = hc.Host
+			}
+			sort.Strings(names)
+			violations = append(violations, fmt.Sprintf("Affinity is already violated: members run on %d hosts (%s). New members can land on none of them.", len(hosts), strings.Join(names, ", ")))
+		}
+	}
+	return hosts, violations
+}
+
+// GroupNew shows the create form (GET /server-groups/new).
+func (h *Handler) GroupNew(c echo.Context) error {
+	f := cv.GroupForm{Policy: models.PolicyAntiAffinity, AdminView: isAdmin(c), Project: currentProject(c), Errors: map[string]string{}}
+	return h.renderGroupNew(c, http.StatusOK, f)
+}
+
+func (h *Handler) renderGroupNew(c echo.Context, status int, f cv.GroupForm) error {
+	return handlers.Render(c, status, cv.GroupNew(handlers.NewPage(c, "New server group", "server-groups"), f))
+}
+
+// GroupCreate creates a group (POST /server-groups), checking what Nova's
+// API checks: the policy, and rules for anti-affinity only.
+func (h *Handler) GroupCreate(c echo.Context) error {
+	f := cv.GroupForm{
+		Name:       strings.TrimSpace(c.FormValue("name")),
+		Policy:     c.FormValue("policy"),
+		MaxPerHost: strings.TrimSpace(c.FormValue("max_server_per_host")),
+		AdminView:  isAdmin(c),
+		Project:    currentProject(c),
+		Errors:     map[string]string{},
+	}
+	if f.AdminView {
+		f.Project = strings.TrimSpace(c.FormValue("project"))
+	}
+	if f.Name == "" {
+		f.Errors["name"] = "A server group needs a name."
+	} else if len(f.Name) > 255 {
+		f.Errors["name"] = "Use at most 255 characters."
+	}
+	if !slices.ContainsFunc(cv.Policies, func(o views.Option) bool { return o.Value == f.Policy }) {
+		f.Errors["policy"] = "Choose one of the four policies."
+	}
+	rules := map[string]int{}
+	if f.MaxPerHost != "" {
+		n, err := strconv.Atoi(f.MaxPerHost)
+		switch {
+		case f.Policy != models.PolicyAntiAffinity:
+			f.Errors["max_server_per_host"] = "Only anti-affinity policy supports rules; leave this empty for " + f.Policy + "."
+		case err != nil || n < 1:
+			f.Errors["max_server_per_host"] = "A whole number of at least 1."
+		default:
+			rules[models.RuleMaxServerPerHost] = n
+		}
+	}
+	if f.Project == "" {
+		if f.AdminView {
+			f.Errors["project"] = "Name the project that owns the group."
+		} else {
+			f.Errors[""] = "You belong to no project, so you cannot own a server group."
+		}
+	}
+	if len(f.Errors) > 0 {
+		return h.renderGroupNew(c, http.StatusBadRequest, f)
+	}
+	g := &models.ServerGroup{Name: f.Name, Policy: f.Policy, Rules: rules, ProjectID: f.Project, UserID: handlers.CurrentUser(c).Name}
+	if err := h.store().CreateServerGroup(c.Request().Context(), handlers.Actor(c), g); err != nil {
+		if !userError(err) {
+			return err
+		}
+		f.Errors = placeError(err, map[string]string{"name": "name", "policy": "policy", "rules": "max_server_per_host"})
+		return h.renderGroupNew(c, handlers.StatusOf(err), f)
+	}
+	msg := fmt.Sprintf("Server group “%s” created with policy %s", g.Name, g.Policy)
+	if n, ok := g.Rules[models.RuleMaxServerPerHost]; ok {
+		msg += fmt.Sprintf(" and max_server_per_host=%d", n)
+	}
+	return redirectFlash(c, handlers.FlashSuccess, msg+".", "/server-groups/"+g.UUID)
+}
+
+// GroupDetail shows a group (GET /server-groups/:id).
+func (h *Handler) GroupDetail(c echo.Context) error {
+	g, err := h.loadGroup(c)
+	if err != nil {
+		return err
+	}
+	return h.renderGroup(c, http.StatusOK, g, nil)
+}
+
+func (h *Handler) renderGroup(c echo.Context, status int, g *models.ServerGroup, opt func(*cv.GroupDetailProps)) error {
+	members, err := newServerResolver(h, c).members(g.Members)
+	if err != nil {
+		return err
+	}
+	hosts, violations := placement(g, members)
+	d := cv.GroupDetailProps{G: *g, Members: members, Hosts: hosts, Violations: violations, CanEdit: canEditGroup(c, g)}
+	if opt != nil {
+		opt(&d)
+	}
+	return handlers.Render(c, status, cv.GroupDetail(handlers.NewPage(c, g.Name, "server-groups"), d))
+}
+
+// findServer resolves a server by uuid, or by name within project.
+func (h *Handler) findServer(c echo.Context, ref, project string) (*models.Server, error) {
+	ctx := c.Request().Context()
+	if _, err := uuid.Parse(ref); err == nil {
+		s, err := h.store().GetServer(ctx, ref)
+		if err == nil || models.KindOf(err) != models.NotFound {
+			return s, err
+		}
+	}
+	list, _, err := h.store().ListServers(ctx, store.ServerQuery{ProjectID: project, Search: ref, Limit: 100})
+	if err != nil {
+		return nil, err
+	}
+	var hits []models.Server
+	for _, s := range list {
+		if s.Name == ref {
+			hits = append(hits, s)
+		}
+	}
+	switch len(hits) {
+	case 0:
+		return nil, models.E(models.NotFound, "servers", "no server %q in project %s", ref, project)
+	case 1:
+		return &hits[0], nil
+	}
+	return nil, models.E(models.Invalid, "servers", "%d servers are named %q; use the uuid", len(hits), ref)
+}
+
+// GroupMembersAdd adds servers (POST /server-groups/:id/members).
+func (h *Handler) GroupMembersAdd(c echo.Context) error {
+	g, err := h.loadGroup(c)
+	if err != nil {
+		return err
+	}
+	if !canEditGroup(c, g) {
+		return models.E(models.Forbidden, "", "only members of project %s and admins change this group", g.ProjectID)
+	}
+	raw := c.FormValue("servers")
+	fail := func(status int, msg string) error {
+		return h.renderGroup(c, status, g, func(d *cv.GroupDetailProps) { d.AddValue, d.AddError = raw, msg })
+	}
+	gen, gerr := formGeneration(c)
+	if gerr != nil {
+		return fail(http.StatusBadRequest, errMsg(gerr))
+	}
+	refs := splitList(raw)
+	if len(refs) == 0 {
+		return fail(http.StatusBadRequest, "Name at least one server.")
+	}
+	var add, names []string
+	for _, ref := range refs {
+		s, err := h.findServer(c, ref, g.ProjectID)
+		if err != nil {
+			if !userError(err) {
+				return err
+			}
+			return fail(handlers.StatusOf(err), upperFirst(errMsg(err))+". Nothing was added.")
+		}
+		if s.ProjectID != g.ProjectID {
+			return fail(http.StatusBadRequest, fmt.Sprintf("Server %s belongs to project %s, not %s. Nothing was added.", s.Name, s.ProjectID, g.ProjectID))
+		}
+		if slices.Contains(g.Members, s.UUID) {
+			return fail(http.StatusBadRequest, fmt.Sprintf("Server %s is already a member. Nothing was added.", s.Name))
+		}
+		add = append(add, s.UUID)
+		names = append(names, s.Name)
+	}
+	next, err := h.store().UpdateServerGroup(c.Request().Context(), handlers.Actor(c), g.UUID, gen, func(x *models.ServerGroup) error {
+		x.Members = append(x.Members, add...)
+		return nil
+	})
+	if err != nil {
+		if !userError(err) {
+			return err
+		}
+		return fail(handlers.StatusOf(err), upperFirst(conflictMessage(err)))
+	}
+	msg := fmt.Sprintf("Added %s to “%s”: %s.", views.Plural(len(add), "server", "servers"), g.Name, strings.Join(names, ", "))
+	members, err := newServerResolver(h, c).members(next.Members)
+	if err != nil {
+		return err
+	}
+	if _, v := placement(next, members); len(v) > 0 {
+		handlers.AddFlash(c, handlers.FlashWarning, "The group's current placement breaks its policy; see below.")
+	}
+	return redirectFlash(c, handlers.FlashSuccess, msg, "/server-groups/"+g.UUID)
+}
+
+// GroupMembersRemove removes the ticked servers
+// (POST /server-groups/:id/members/remove).
+func (h *Handler) GroupMembersRemove(c echo.Context) error {
+	g, err := h.loadGroup(c)
+	if err != nil {
+		return err
+	}
+	if !canEditGroup(c, g) {
+		return models.E(models.Forbidden, "", "only members of project %s and admins change this group", g.ProjectID)
+	}
+	back := "/server-groups/" + g.UUID
+	gen, gerr := formGeneration(c)
+	if gerr != nil {
+		return redirectFlash(c, handlers.FlashError, errMsg(gerr), back)
+	}
+	params, _ := c.FormParams()
+	sel := dedupe(params["server"])
+	if len(sel) == 0 {
+		return redirectFlash(c, handlers.FlashError, "Nothing removed: tick the servers to remove.", back)
+	}
+	_, err = h.store().UpdateServerGroup(c.Request().Context(), handlers.Actor(c), g.UUID, gen, func(x *models.ServerGroup) error {
+		x.Members = slices.DeleteFunc(x.Members, func(m string) bool { return slices.Contains(sel, m) })
+		return nil
+	})
+	if err != nil {
+		if !userError(err) {
+			return err
+		}
+		return redirectFlash(c, handlers.FlashError, upperFirst(conflictMessage(err)), back)
+	}
+	return redirectFlash(c, handlers.FlashSuccess, fmt.Sprintf("Removed %s from “%s”.", views.Plural(len(sel), "server", "servers"), g.Name), back)
+}
+
+// GroupConfirmDelete asks before deleting (GET /server-groups/:id/delete).
+func (h *Handler) GroupConfirmDelete(c echo.Context) error {
+	g, err := h.loadGroup(c)
+	if err != nil {
+		return err
+	}
+	if !canEditGroup(c, g) {
+		return models.E(models.Forbidden, "", "only members of project %s and admins delete this group", g.ProjectID)
+	}
+	return handlers.Render(c, http.StatusOK, views.ConfirmPage(handlers.NewPage(c, "Delete server group", "server-groups"), views.Confirm{
+		Title:   "Delete server group “" + g.Name + "”?",
+		Message: fmt.Sprintf("Its %s keep running but are no longer placed by the %s policy.", views.Plural(len(g.Members), "member", "members"), g.Policy),
+		Action:  "/server-groups/" + g.UUID + "/delete",
+		Cancel:  "/server-groups/" + g.UUID,
+		Button:  "Delete server group",
+	}))
+}
+
+// GroupDelete deletes (POST /server-groups/:id/delete).
+func (h *Handler) GroupDelete(c echo.Context) error {
+	g, err := h.loadGroup(c)
+	if err != nil {
+		return err
+	}
+	if !canEditGroup(c, g) {
+		return models.E(models.Forbidden, "", "only members of project %s and admins delete this group", g.ProjectID)
+	}
+	if err := h.store().DeleteServerGroup(c.Request().Context(), handlers.Actor(c), g.UUID, store.AnyGeneration); err != nil {
+		if !userError(err) {
+			return err
+		}
+		return redirectFlash(c, handlers.FlashError, "Not deleted: "+errMsg(err)+".", "/server-groups/"+g.UUID)
+	}
+	return redirectFlash(c, handlers.FlashSuccess, fmt.Sprintf("Server group “%s” deleted.", g.Name), "/server-groups")
+}

@@ -7,7 +7,8 @@ FUZZTIME ?= 5s
 FUZZ_TARGETS := \
 	./models/placement:FuzzParseMemberOf \
 	./models/scheduling:FuzzParseRequirement \
-	./handlers/placementapi:FuzzParseListQuery
+	./handlers/placementapi:FuzzParseListQuery \
+	./handlers/compute:FuzzParseServerGroupCreate
 
 GO_SOURCES := $(shell find . -name '*.go' -not -path './bin/*')
 

@@ -1,0 +1,561 @@
+package compute
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"corral/handlers"
+	"corral/models"
+	"corral/models/store"
+)
+
+// os-aggregates: Nova's host aggregates over corral's one aggregate object.
+// A Nova "host" is a root provider that is not a sharing provider; the
+// aggregate's other members (child or sharing providers, which only the
+// Placement side sees) are kept but not listed as hosts.
+
+func aggregateNotFound(id string) *Fault {
+	return faultf(http.StatusNotFound, fmt.Sprintf("Aggregate %s could not be found.", id))
+}
+
+// novaTime prints a timestamp as Nova's API does: naive ISO 8601, with
+// microseconds only when there are any.
+func novaTime(t time.Time) string {
+	t = t.UTC()
+	if t.Nanosecond()/1000 == 0 {
+		return t.Format("2006-01-02T15:04:05")
+	}
+	return t.Format("2006-01-02T15:04:05.000000")
+}
+
+// FormatAggregate renders an aggregate for microversion v. hosts are the
+// names of its host members; withMembers=false gives the create response,
+// which Nova sends without hosts and metadata.
+func FormatAggregate(v Version, a *models.Aggregate, hosts []string, withMembers bool) any {
+	var az any
+	if a.AvailabilityZone != nil {
+		az = *a.AvailabilityZone
+	}
+	var updated any
+	if !a.UpdatedAt.IsZero() && !a.UpdatedAt.Equal(a.CreatedAt) {
+		updated = novaTime(a.UpdatedAt)
+	}
+	// Key order as nova-api writes them.
+	d := doc{{"id", a.ID}}
+	if v.AtLeast(2, 41) {
+		d = append(d, kv{"uuid", a.UUID})
+	}
+	d = append(d, kv{"name", a.Name})
+	if withMembers {
+		if hosts == nil {
+			hosts = []string{}
+		}
+		meta := a.Metadata
+		if meta == nil {
+			meta = map[string]string{}
+		}
+		d = append(d, kv{"hosts", hosts}, kv{"metadata", meta})
+	}
+	d = append(d,
+		kv{"created_at", novaTime(a.CreatedAt)},
+		kv{"updated_at", updated},
+		kv{"deleted_at", nil},
+		kv{"deleted", false},
+		kv{"availability_zone", az},
+	)
+	return d
+}
+
+// hostNames maps member provider UUIDs to the names of those that are hosts.
+func (api *API) hostNames(ctx context.Context, aggs []models.Aggregate) (map[string]*models.Provider, error) {
+	byUUID := map[string]*models.Provider{}
+	n := 0
+	for i := range aggs {
+		n += len(aggs[i].Members)
+	}
+	if n == 0 {
+		return byUUID, nil
+	}
+	if n > 200 {
+		// Cheaper to read every root once than to look members up one by one.
+		roots, _, err := api.env.Store.ListProviders(ctx, store.ProviderQuery{RootsOnly: true})
+		if err != nil {
+			return nil, err
+		}
+		for i := range roots {
+			byUUID[roots[i].UUID] = &roots[i]
+		}
+		return byUUID, nil
+	}
+	for i := range aggs {
+		for _, m := range aggs[i].Members {
+			if _, done := byUUID[m]; done {
+				continue
+			}
+			p, err := api.env.Store.GetProvider(ctx, m)
+			if err != nil {
+				if models.KindOf(err) == models.NotFound {
+					continue
+				}
+				return nil, err
+			}
+			byUUID[m] = p
+		}
+	}
+	return byUUID, nil
+}
+
+func hostsOf(a *models.Aggregate, provs map[string]*models.Provider) []string {
+	hosts := []string{}
+	for _, m := range a.Members {
+		if p := provs[m]; p != nil && p.IsHost() {
+			hosts = append(hosts, p.Name)
+		}
+	}
+	sort.Strings(hosts)
+	return hosts
+}
+
+func (api *API) renderAggregate(c echo.Context, a *models.Aggregate) error {
+	provs, err := api.hostNames(c.Request().Context(), []models.Aggregate{*a})
+	if err != nil {
+		return api.fail(c, err)
+	}
+	return writeJSON(c, http.StatusOK, doc{{"aggregate", FormatAggregate(version(c), a, hostsOf(a, provs), true)}})
+}
+
+// aggregateID is utils.validate_integer(id, 'id').
+func aggregateID(s string) (int64, *Fault) {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return 0, faultf(http.StatusBadRequest, "Invalid input received: id must be an integer")
+	}
+	return n, nil
+}
+
+// loadAggregate finds an aggregate by Nova's integer id only.
+func (api *API) loadAggregate(c echo.Context, raw string) (*models.Aggregate, *Fault) {
+	id, f := aggregateID(raw)
+	if f != nil {
+		return nil, f
+	}
+	a, err := api.env.Store.GetAggregate(c.Request().Context(), strconv.FormatInt(id, 10))
+	if err != nil {
+		return nil, storeFault(err, func() *Fault { return aggregateNotFound(raw) })
+	}
+	if a.ID != id { // the store also matches names; Nova does not
+		return nil, aggregateNotFound(raw)
+	}
+	return a, nil
+}
+
+func aggregateQueryCheck(c echo.Context) *Fault {
+	if version(c).AtLeast(2, 102) {
+		return validateQuery(emptyQueryStrict, c.QueryParams())
+	}
+	return nil
+}
+
+// GET /os-aggregates
+func (api *API) listAggregates(c echo.Context) error {
+	if f := aggregateQueryCheck(c); f != nil {
+		return writeFault(c, f)
+	}
+	if f := aggregatePolicy("index", caller(c)); f != nil {
+		return writeFault(c, f)
+	}
+	aggs, _, err := api.env.Store.ListAggregates(c.Request().Context(), store.AggregateQuery{})
+	if err != nil {
+		return api.fail(c, err)
+	}
+	provs, err := api.hostNames(c.Request().Context(), aggs)
+	if err != nil {
+		return api.fail(c, err)
+	}
+	out := make([]any, len(aggs))
+	for i := range aggs {
+		out[i] = FormatAggregate(version(c), &aggs[i], hostsOf(&aggs[i], provs), true)
+	}
+	return writeJSON(c, http.StatusOK, doc{{"aggregates", out}})
+}
+
+func (api *API) bodyFor(c echo.Context, s Schema) (*Object, *Fault) {
+	if f := checkContentType(c); f != nil {
+		return nil, f
+	}
+	raw, f := readBody(c)
+	if f != nil {
+		return nil, f
+	}
+	return validateBody(s, raw)
+}
+
+func nameConflict(err error, name string) *Fault {
+	if models.KindOf(err) == models.Conflict && models.FieldOf(err) == "name" {
+		return faultf(http.StatusConflict, fmt.Sprintf("Aggregate %s already exists.", name))
+	}
+	return nil
+}
+
+// POST /os-aggregates
+func (api *API) createAggregate(c echo.Context) error {
+	body, f := api.bodyFor(c, aggCreate)
+	if f != nil {
+		return writeFault(c, f)
+	}
+	if f := aggregatePolicy("create", caller(c)); f != nil {
+		return writeFault(c, f)
+	}
+	av, _ := body.Get("aggregate")
+	in := av.(*Object)
+	nv, _ := in.Get("name")
+	a := &models.Aggregate{Name: strings.TrimSpace(nv.(string)), Metadata: map[string]string{}}
+	if z, ok := in.Get("availability_zone"); ok {
+		if s, _ := z.(string); s != "" {
+			s = strings.TrimSpace(s)
+			a.AvailabilityZone = &s
+		}
+	}
+	if err := api.env.Store.CreateAggregate(c.Request().Context(), handlers.Actor(c), a); err != nil {
+		if f := nameConflict(err, a.Name); f != nil {
+			return writeFault(c, f)
+		}
+		return api.fail(c, err)
+	}
+	return writeJSON(c, http.StatusOK, doc{{"aggregate", FormatAggregate(version(c), a, nil, false)}})
+}
+
+// GET /os-aggregates/{id}
+func (api *API) showAggregate(c echo.Context) error {
+	if f := aggregateQueryCheck(c); f != nil {
+		return writeFault(c, f)
+	}
+	if f := aggregatePolicy("show", caller(c)); f != nil {
+		return writeFault(c, f)
+	}
+	a, f := api.loadAggregate(c, c.Param("id"))
+	if f != nil {
+		return writeFault(c, f)
+	}
+	return api.renderAggregate(c, a)
+}
+
+// conflictingZones lists the zones, other than az, of the aggregates that
+// already hold one of hosts (Nova's is_safe_to_update_az).
+func (api *API) conflictingZones(ctx context.Context, hosts []string, az, self string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, h := range hosts {
+		aggs, _, err := api.env.Store.ProviderAggregates(ctx, h)
+		if err != nil {
+			return nil, err
+		}
+		for _, u := range aggs {
+			if u == self || seen[u] {
+				continue
+			}
+			seen[u] = true
+			other, err := api.env.Store.GetAggregate(ctx, u)
+			if err != nil {
+				return nil, err
+			}
+			if other.AvailabilityZone != nil && *other.AvailabilityZone != az {
+				out = append(out, *other.AvailabilityZone)
+			}
+		}
+	}
+	return out, nil
+}
+
+// zoneCheck is Nova's is_safe_to_update_az for a requested zone change;
+// verb is the start of Nova's message for the action.
+func (api *API) zoneCheck(ctx context.Context, a *models.Aggregate, az *string, verb string, status int) (*Fault, error) {
+	if az == nil || *az == "" {
+		return faultf(http.StatusBadRequest, fmt.Sprintf("%s %d. Reason: Aggregate %s does not support empty named availability zone.", verb, a.ID, a.Name)), nil
+	}
+	conflicts, err := api.conflictingZones(ctx, a.Members, *az, a.UUID)
+	if err != nil {
+		return nil, err
+	}
+	if len(conflicts) > 0 {
+		return faultf(status, fmt.Sprintf("%s %d. Reason: One or more hosts already in availability zone(s) %s.", verb, a.ID, pyRepr(conflicts))), nil
+	}
+	return nil, nil
+}
+
+// PUT /os-aggregates/{id}
+func (api *API) updateAggregate(c echo.Context) error {
+	body, f := api.bodyFor(c, aggUpdate)
+	if f != nil {
+		return writeFault(c, f)
+	}
+	if f := aggregatePolicy("update", caller(c)); f != nil {
+		return writeFault(c, f)
+	}
+	a, f := api.loadAggregate(c, c.Param("id"))
+	if f != nil {
+		return writeFault(c, f)
+	}
+	av, _ := body.Get("aggregate")
+	in := av.(*Object)
+	name := a.Name
+	if nv, ok := in.Get("name"); ok {
+		name = strings.TrimSpace(nv.(string))
+	}
+	var newAZ *string
+	zv, setAZ := in.Get("availability_zone")
+	if setAZ {
+		if s, ok := zv.(string); ok {
+			newAZ = &s
+		}
+		probe := *a
+		probe.Name = name
+		f, err := api.zoneCheck(c.Request().Context(), &probe, newAZ, "Cannot update aggregate", http.StatusBadRequest)
+		if err != nil {
+			return api.fail(c, err)
+		}
+		if f != nil {
+			return writeFault(c, f)
+		}
+	}
+	out, err := api.env.Store.UpdateAggregate(c.Request().Context(), handlers.Actor(c), a.UUID, store.AnyGeneration, func(x *models.Aggregate) error {
+		x.Name = name
+		if setAZ {
+			x.AvailabilityZone = newAZ
+		}
+		return nil
+	})
+	if err != nil {
+		if f := nameConflict(err, name); f != nil {
+			return writeFault(c, f)
+		}
+		return writeFault(c, storeFault(err, func() *Fault { return aggregateNotFound(c.Param("id")) }))
+	}
+	return api.renderAggregate(c, out)
+}
+
+// DELETE /os-aggregates/{id}
+func (api *API) deleteAggregate(c echo.Context) error {
+	if f := aggregatePolicy("delete", caller(c)); f != nil {
+		return writeFault(c, f)
+	}
+	a, f := api.loadAggregate(c, c.Param("id"))
+	if f != nil {
+		return writeFault(c, f)
+	}
+	notEmpty := faultf(http.StatusBadRequest, fmt.Sprintf("Cannot remove host from aggregate %d. Reason: Host aggregate is not empty.", a.ID))
+	provs, err := api.hostNames(c.Request().Context(), []models.Aggregate{*a})
+	if err != nil {
+		return api.fail(c, err)
+	}
+	if len(hostsOf(a, provs)) > 0 {
+		return writeFault(c, notEmpty)
+	}
+	if err := api.env.Store.DeleteAggregate(c.Request().Context(), handlers.Actor(c), a.UUID, store.AnyGeneration); err != nil {
+		if models.KindOf(err) == models.Conflict && models.FieldOf(err) == "members" {
+			return writeFault(c, notEmpty) // a host was added meanwhile
+		}
+		return writeFault(c, storeFault(err, func() *Fault { return aggregateNotFound(c.Param("id")) }))
+	}
+	// Nova answers 200 with an empty body here, for backwards compatibility.
+	c.Response().Header().Set("Content-Type", "application/json")
+	return c.NoContent(http.StatusOK)
+}
+
+// POST /os-aggregates/{id}/action
+func (api *API) aggregateAction(c echo.Context) error {
+	if f := checkContentType(c); f != nil {
+		return writeFault(c, f)
+	}
+	raw, f := readBody(c)
+	if f != nil {
+		return writeFault(c, f)
+	}
+	// Nova picks the action from the body's only key before validating.
+	v, err := DecodeOrdered(raw)
+	o, isObj := v.(*Object)
+	if err != nil || !isObj || len(o.Keys) != 1 {
+		return writeFault(c, faultf(http.StatusBadRequest, "Malformed request body"))
+	}
+	switch o.Keys[0] {
+	case "add_host":
+		return api.addHost(c, raw)
+	case "remove_host":
+		return api.removeHost(c, raw)
+	case "set_metadata":
+		return api.setMetadata(c, raw)
+	}
+	return writeFault(c, faultf(http.StatusBadRequest, "There is no such action: "+o.Keys[0]))
+}
+
+// findHost is Nova's compute service lookup: a host provider by exact name.
+func (api *API) findHost(ctx context.Context, name string) (*models.Provider, error) {
+	ps, _, err := api.env.Store.ListProviders(ctx, store.ProviderQuery{Name: name, RootsOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	for i := range ps {
+		if ps[i].Name == name && ps[i].IsHost() {
+			return &ps[i], nil
+		}
+	}
+	return nil, nil
+}
+
+func hostOf(body *Object, action string) string {
+	av, _ := body.Get(action)
+	h, _ := av.(*Object).Get("host")
+	return h.(string)
+}
+
+func (api *API) addHost(c echo.Context, raw []byte) error {
+	body, f := validateBody(aggAddHost, raw)
+	if f != nil {
+		return writeFault(c, f)
+	}
+	if f := aggregatePolicy("add_host", caller(c)); f != nil {
+		return writeFault(c, f)
+	}
+	rawID := c.Param("id")
+	if _, f := aggregateID(rawID); f != nil {
+		return writeFault(c, f)
+	}
+	ctx := c.Request().Context()
+	host := hostOf(body, "add_host")
+	p, err := api.findHost(ctx, host)
+	if err != nil {
+		return api.fail(c, err)
+	}
+	if p == nil {
+		return writeFault(c, faultf(http.StatusNotFound, fmt.Sprintf("Compute host %s could not be found.", host)))
+	}
+	a, f := api.loadAggregate(c, rawID)
+	if f != nil {
+		return writeFault(c, f)
+	}
+	if a.AvailabilityZone != nil {
+		conflicts, err := api.conflictingZones(ctx, []string{p.UUID}, *a.AvailabilityZone, a.UUID)
+		if err != nil {
+			return api.fail(c, err)
+		}
+		if len(conflicts) > 0 {
+			return writeFault(c, faultf(http.StatusConflict, fmt.Sprintf(
+				"Cannot add host to aggregate %d. Reason: One or more hosts already in availability zone(s) %s.", a.ID, pyRepr(conflicts))))
+		}
+	}
+	exists := faultf(http.StatusConflict, fmt.Sprintf("Aggregate %d already has host %s.", a.ID, host))
+	out, err := api.env.Store.UpdateAggregate(ctx, handlers.Actor(c), a.UUID, store.AnyGeneration, func(x *models.Aggregate) error {
+		for _, m := range x.Members {
+			if m == p.UUID {
+				return exists
+			}
+		}
+		x.Members = append(x.Members, p.UUID)
+		return nil
+	})
+	if err != nil {
+		return writeFault(c, storeFault(err, func() *Fault { return aggregateNotFound(rawID) }))
+	}
+	return api.renderAggregate(c, out)
+}
+
+func (api *API) removeHost(c echo.Context, raw []byte) error {
+	body, f := validateBody(aggRemoveHost, raw)
+	if f != nil {
+		return writeFault(c, f)
+	}
+	if f := aggregatePolicy("remove_host", caller(c)); f != nil {
+		return writeFault(c, f)
+	}
+	rawID := c.Param("id")
+	if _, f := aggregateID(rawID); f != nil {
+		return writeFault(c, f)
+	}
+	ctx := c.Request().Context()
+	host := hostOf(body, "remove_host")
+	cannot := faultf(http.StatusNotFound, fmt.Sprintf("Cannot remove host %s in aggregate %s", host, rawID))
+	p, err := api.findHost(ctx, host)
+	if err != nil {
+		return api.fail(c, err)
+	}
+	if p == nil {
+		return writeFault(c, cannot)
+	}
+	a, f := api.loadAggregate(c, rawID)
+	if f != nil {
+		return writeFault(c, cannot)
+	}
+	out, err := api.env.Store.UpdateAggregate(ctx, handlers.Actor(c), a.UUID, store.AnyGeneration, func(x *models.Aggregate) error {
+		kept := x.Members[:0]
+		found := false
+		for _, m := range x.Members {
+			if m == p.UUID {
+				found = true
+				continue
+			}
+			kept = append(kept, m)
+		}
+		if !found {
+			return cannot
+		}
+		x.Members = kept
+		return nil
+	})
+	if err != nil {
+		return writeFault(c, storeFault(err, func() *Fault { return cannot }))
+	}
+	return api.renderAggregate(c, out)
+}
+
+func (api *API) setMetadata(c echo.Context, raw []byte) error {
+	body, f := validateBody(aggSetMetadata, raw)
+	if f != nil {
+		return writeFault(c, f)
+	}
+	if f := aggregatePolicy("set_metadata", caller(c)); f != nil {
+		return writeFault(c, f)
+	}
+	rawID := c.Param("id")
+	a, f := api.loadAggregate(c, rawID)
+	if f != nil {
+		return writeFault(c, f)
+	}
+	sv, _ := body.Get("set_metadata")
+	mv, _ := sv.(*Object).Get("metadata")
+	meta := mv.(*Object)
+	if zv, ok := meta.Get("availability_zone"); ok {
+		var az *string
+		if s, ok := zv.(string); ok {
+			az = &s
+		}
+		f, err := api.zoneCheck(c.Request().Context(), a, az, "Cannot update metadata of aggregate", http.StatusBadRequest)
+		if err != nil {
+			return api.fail(c, err)
+		}
+		if f != nil {
+			return writeFault(c, f)
+		}
+	}
+	out, err := api.env.Store.UpdateAggregate(c.Request().Context(), handlers.Actor(c), a.UUID, store.AnyGeneration, func(x *models.Aggregate) error {
+		// Nova merges: a null value deletes the key, others are set.
+		for _, k := range meta.Keys {
+			if s, ok := meta.Vals[k].(string); ok {
+				x.Metadata[k] = s
+			} else {
+				delete(x.Metadata, k)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return writeFault(c, storeFault(err, func() *Fault { return aggregateNotFound(rawID) }))
+	}
+	return api.renderAggregate(c, out)
+}

@@ -125,7 +125,7 @@ func Layout(p Page) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		for _, item := range navItems(p.User) {
+		for _, item := range append(navItems(p.User), []NavItem{{Key: "quotas", Label: "Quotas", Href: "/quotas"}}[:min(1, len(navItems(p.User)))]...) {
 			if item.Group != "" {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<li class=\"navgroup\">")
 				if templ_7745c5c3_Err != nil {

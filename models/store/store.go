@@ -220,6 +220,11 @@ func (s *Store) migrateTx(tx *gorm.DB) error {
 	if err := tx.Exec("CREATE INDEX IF NOT EXISTS idx_aggregate_members_provider ON aggregate_members (provider_uuid)").Error; err != nil {
 		return fmt.Errorf("migrate aggregate_members: %w", err)
 	}
+	for _, ddl := range s.providerIndexes() {
+		if err := tx.Exec(ddl).Error; err != nil {
+			return fmt.Errorf("migrate providers: %w", err)
+		}
+	}
 	return tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&revisionRow{ID: 1}).Error
 }
 

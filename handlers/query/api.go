@@ -1,0 +1,100 @@
+package query
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"corral/models"
+	"corral/models/scheduling"
+)
+
+// The preview answers kept: a few hundred recent ones, each at most 256 KiB
+// (a page of a trace; one without a limit on a large cloud is tens of
+// megabytes and not worth keeping), so at most 64 MiB in all.
+const (
+	maxAnswers     = 256
+	maxAnswerBytes = 256 << 10
+)
+
+// maxRequestBody bounds a preview request; a request document is a few
+// hundred bytes, a long member_of list a few kilobytes.
+const maxRequestBody = 1 << 20
+
+// previewResponse is the trace of FORMATS.md; against a draft it also names
+// the draft and carries the difference to live data.
+type previewResponse struct {
+	*scheduling.Trace
+	Draft *draftRef             `json:"draft,omitempty"`
+	Diff  *scheduling.TraceDiff `json:"diff,omitempty"`
+}
+
+type draftRef struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// APIPreview is POST /api/preview: a request document in, its trace out;
+// with ?draft=<id>, the trace against the draft and the difference to
+// live data. Bad input is a 400 naming the field and the value.
+func (h *Handler) APIPreview(c echo.Context) error {
+	ctx := c.Request().Context()
+	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxRequestBody+1))
+	if err != nil {
+		return models.E(models.Invalid, "", "cannot read the request body: %v", err)
+	}
+	if len(body) > maxRequestBody {
+		return models.E(models.Invalid, "", "the request body is larger than %d bytes", maxRequestBody)
+	}
+	spec, err := scheduling.DecodeRequestJSON(body, "")
+	if err != nil {
+		return err
+	}
+	live, rev, err := h.liveState(ctx)
+	if err != nil {
+		return err
+	}
+	revText := []byte(strconv.FormatInt(rev, 10))
+	id := c.QueryParam("draft")
+	var answer []byte
+	if id == "" {
+		answer, err = h.answers.get(cacheKey(revText, nil, nil, body), func() ([]byte, error) {
+			tr, err := live.snap.Run(spec)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(tr)
+		})
+	} else {
+		d, err := h.env.Store.GetDraft(ctx, id)
+		if err != nil {
+			return err
+		}
+		version := []byte(strconv.FormatInt(d.Version, 10))
+		answer, err = h.answers.get(cacheKey(revText, []byte(d.ID), version, body), func() ([]byte, error) {
+			ds, err := h.draftWorld(ctx, d, live, rev)
+			if err != nil {
+				return nil, err
+			}
+			tr, err := ds.st.snap.Run(spec)
+			if err != nil {
+				return nil, err
+			}
+			resp := previewResponse{Trace: tr, Draft: &draftRef{ID: d.ID, Name: d.Name}}
+			// A request may name what only the draft has (an aggregate it
+			// creates); then there is nothing live to compare with.
+			if lt, err := live.snap.Run(spec); err == nil {
+				diff := scheduling.DiffTraces(lt, tr)
+				resp.Diff = &diff
+			}
+			return json.Marshal(resp)
+		})
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSONBlob(http.StatusOK, answer)
+}

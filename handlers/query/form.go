@@ -1,0 +1,174 @@
+package query
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"corral/models"
+	"corral/models/scheduling"
+	"corral/views"
+)
+
+// previewLimit caps the entries a page's trace lists; the funnel stays
+// complete. A person reads the first few hundred rows at most.
+const previewLimit = 200
+
+// parseForm reads the query form from URL values. Rows are kept as sent
+// (blank ones included) so that error slots line up with the inputs.
+func parseForm(q url.Values) views.QueryForm {
+	f := views.QueryForm{
+		Project:    strings.TrimSpace(q.Get("project")),
+		User:       strings.TrimSpace(q.Get("user")),
+		Flavor:     strings.TrimSpace(q.Get("flavor")),
+		ExtraSpecs: q.Get("extra_specs"),
+		AZ:         strings.TrimSpace(q.Get("az")),
+		Group:      strings.TrimSpace(q.Get("group")),
+		Num:        strings.TrimSpace(q.Get("num")),
+		Draft:      strings.TrimSpace(q.Get("draft")),
+		More:       q.Get("more") != "",
+		Errors:     map[string]string{},
+	}
+	for _, v := range q["member_of"] {
+		f.MemberOf = append(f.MemberOf, views.QueryTerm{Value: strings.TrimSpace(v)})
+	}
+	gn, gm := q["gn"], q["gm"]
+	for i, v := range gm {
+		n := ""
+		if i < len(gn) {
+			n = strings.TrimSpace(gn[i])
+		}
+		f.Numbered = append(f.Numbered, views.QueryNumberedTerm{Group: n, Value: strings.TrimSpace(v)})
+	}
+	return f
+}
+
+// compact drops the blank rows, for the canonical (shareable) URL and for
+// the form re-rendered on a full page load.
+func compact(f views.QueryForm) views.QueryForm {
+	out := f
+	out.MemberOf = nil
+	for _, t := range f.MemberOf {
+		if t.Value != "" {
+			out.MemberOf = append(out.MemberOf, t)
+		}
+	}
+	out.Numbered = nil
+	for _, t := range f.Numbered {
+		if t.Value != "" {
+			out.Numbered = append(out.Numbered, t)
+		}
+	}
+	return out
+}
+
+// parseExtraSpecs reads "key=value" lines. The first '=' splits, so values
+// may hold nova's operators ("<in> a", "s== b", ">= 4").
+func parseExtraSpecs(text string) (map[string]string, error) {
+	specs := map[string]string{}
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, models.E(models.Invalid, "extra_specs", "line %d: %q is not key=value", i+1, line)
+		}
+		specs[k] = strings.TrimSpace(v)
+	}
+	return specs, nil
+}
+
+// buildRequest turns the form into a request. Field errors (a bad number,
+// a malformed extra-spec line, a bad group number) are recorded on f next
+// to the field or term, and the first one is returned. flavorOf looks a
+// flavor up by name, to lay ad-hoc extra specs over its own.
+func buildRequest(f *views.QueryForm, flavorOf func(string) (*models.Flavor, bool), limit int) (*scheduling.RequestSpec, error) {
+	r := &scheduling.RequestSpec{
+		ProjectID:        f.Project,
+		UserID:           f.User,
+		AvailabilityZone: f.AZ,
+		ServerGroup:      f.Group,
+		NumInstances:     1,
+		Limit:            limit,
+	}
+	var firstErr error
+	fail := func(err error) {
+		f.Errors[models.FieldOf(err)] = message(err)
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	if f.Num != "" {
+		n, err := strconv.Atoi(f.Num)
+		if err != nil || n < 1 {
+			fail(models.E(models.Invalid, "num", "the number of instances must be a whole number of at least 1, not %q", f.Num))
+		} else {
+			r.NumInstances = n
+		}
+	}
+	specs, err := parseExtraSpecs(f.ExtraSpecs)
+	if err != nil {
+		fail(err)
+	}
+	switch {
+	case len(specs) == 0:
+		r.Flavor.Name = f.Flavor
+	case f.Flavor == "":
+		r.Flavor.Inline = &models.Flavor{ExtraSpecs: specs}
+	default:
+		fl, ok := flavorOf(f.Flavor)
+		if !ok {
+			fail(models.E(models.Invalid, "flavor", "no flavor named %q", f.Flavor))
+			break
+		}
+		merged := maps.Clone(fl.ExtraSpecs)
+		if merged == nil {
+			merged = map[string]string{}
+		}
+		maps.Copy(merged, specs)
+		r.Flavor.Inline = &models.Flavor{Name: fl.Name, VCPUs: fl.VCPUs, RAMMB: fl.RAMMB, DiskGB: fl.DiskGB, ExtraSpecs: merged}
+	}
+	for _, t := range f.MemberOf {
+		if t.Value != "" {
+			r.Placement.MemberOf = append(r.Placement.MemberOf, t.Value)
+		}
+	}
+	for i := range f.Numbered {
+		t := &f.Numbered[i]
+		if t.Value == "" {
+			continue
+		}
+		n, err := strconv.Atoi(t.Group)
+		if err != nil || n < 1 {
+			t.Error = fmt.Sprintf("the group number must be a whole number of at least 1, not %q", t.Group)
+			if firstErr == nil {
+				firstErr = models.E(models.Invalid, "placement.groups", "%s", t.Error)
+			}
+			continue
+		}
+		if r.Placement.Groups == nil {
+			r.Placement.Groups = map[string]scheduling.GroupSpec{}
+		}
+		key := strconv.Itoa(n)
+		g := r.Placement.Groups[key]
+		g.MemberOf = append(g.MemberOf, t.Value)
+		r.Placement.Groups[key] = g
+	}
+	return r, firstErr
+}
+
+// message is an error's text without the field prefix: the page shows it
+// next to the field.
+func message(err error) string {
+	var ce *models.Error
+	if errors.As(err, &ce) && ce.Msg != "" {
+		return ce.Msg
+	}
+	return err.Error()
+}

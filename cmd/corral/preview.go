@@ -13,10 +13,19 @@ import (
 	"corral/models/scheduling"
 )
 
-// previewDoc is the input of `corral preview`: a world and one request.
+// previewDoc is the input of `corral preview`: a world, one request and,
+// optionally, the changes of a draft to judge the request against.
 type previewDoc struct {
 	World   json.RawMessage `json:"world"`
 	Request json.RawMessage `json:"request"`
+	Changes json.RawMessage `json:"changes"`
+}
+
+// previewResult is the trace; with changes it is the draft's trace plus the
+// difference to the unchanged world (the shape of POST /api/preview?draft=).
+type previewResult struct {
+	*scheduling.Trace
+	Diff *scheduling.TraceDiff `json:"diff,omitempty"`
 }
 
 // runPreview is `corral preview [FILE]`: it reads {"world": …, "request": …}
@@ -68,7 +77,7 @@ func runPreview(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // preview decodes a preview document and runs it. Errors name the field
 // from the document's root ("request.flavor", "world.aggregates[2]…").
-func preview(data []byte) (*scheduling.Trace, error) {
+func preview(data []byte) (*previewResult, error) {
 	var doc previewDoc
 	if err := models.DecodeStrict(data, "", &doc); err != nil {
 		return nil, err
@@ -86,6 +95,31 @@ func preview(data []byte) (*scheduling.Trace, error) {
 			return nil, err
 		}
 	}
+	live, err := judge(world, spec)
+	if err != nil {
+		return nil, err
+	}
+	if len(doc.Changes) == 0 || string(doc.Changes) == "null" {
+		return &previewResult{Trace: live}, nil
+	}
+	var changes []scheduling.Change
+	if err := models.DecodeStrict(doc.Changes, "changes", &changes); err != nil {
+		return nil, err
+	}
+	drafted, err := scheduling.ApplyChanges(world, changes)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := judge(drafted, spec)
+	if err != nil {
+		return nil, err
+	}
+	diff := scheduling.DiffTraces(live, tr)
+	return &previewResult{Trace: tr, Diff: &diff}, nil
+}
+
+// judge runs one request against one world.
+func judge(world *models.World, spec *scheduling.RequestSpec) (*scheduling.Trace, error) {
 	snap, err := scheduling.NewSnapshot(world)
 	if err != nil {
 		return nil, prefixField("world", err)

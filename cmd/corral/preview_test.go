@@ -143,3 +143,63 @@ func TestPreviewVerb(t *testing.T) {
 		t.Errorf("hosts %q", hosts)
 	}
 }
+
+// withChanges loads the seed preview document with a request and the
+// changes of a draft.
+func withChanges(t *testing.T, request, changes string) string {
+	t.Helper()
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(previewWith(t, request)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["changes"] = json.RawMessage(changes)
+	out, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+func TestPreviewDraftChanges(t *testing.T) {
+	// The draft moves reservation r1 from aggB to aggA: for a flavor without
+	// a reservation key, the request filter now forbids aggA instead of aggB,
+	// so cn1 is newly excluded and cn2 newly eligible.
+	doc := withChanges(t, `{"project_id": "tA", "flavor": "m1.small"}`,
+		`[{"op": "unset_metadata", "aggregate": "aggB", "key": "reservation:r1"},
+		  {"op": "set_metadata", "aggregate": "aggA", "key": "reservation:r1", "value": "r1"}]`)
+	code, out, errOut := runPreviewOn(nil, doc)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	got, _ := passing(t, out)
+	if got != "cn2" {
+		t.Errorf("draft passing hosts = %q, want %q", got, "cn2")
+	}
+	var res struct {
+		Diff *scheduling.TraceDiff `json:"diff"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Diff == nil || len(res.Diff.NewlyExcluded) != 1 || res.Diff.NewlyExcluded[0].Name != "cn1" ||
+		len(res.Diff.NewlyEligible) != 1 || res.Diff.NewlyEligible[0].Name != "cn2" {
+		t.Fatalf("diff = %+v, want cn1 newly excluded and cn2 newly eligible", res.Diff)
+	}
+
+	// Without changes there is no diff at all.
+	code, out, _ = runPreviewOn(nil, previewWith(t, `{"project_id": "tA", "flavor": "m1.small"}`))
+	if code != 0 || strings.Contains(out, `"diff"`) {
+		t.Errorf("plain preview: exit %d, diff present: %v", code, strings.Contains(out, `"diff"`))
+	}
+
+	// A change that does not apply is bad input naming the change.
+	code, _, errOut = runPreviewOn(nil, withChanges(t, `{}`,
+		`[{"op": "add_member", "aggregate": "nope", "provider": "cn1"}]`))
+	if code != 2 || !strings.Contains(errOut, "changes[0]") {
+		t.Errorf("bad change: exit %d, stderr %q; want 2 naming changes[0]", code, errOut)
+	}
+	code, _, errOut = runPreviewOn(nil, withChanges(t, `{}`, `[{"op": "set_metadata", "colour": "red"}]`))
+	if code != 2 || !strings.Contains(errOut, "colour") {
+		t.Errorf("unknown field in a change: exit %d, stderr %q", code, errOut)
+	}
+}

@@ -79,3 +79,29 @@ func (b Bitset) Members() []int {
 
 // Clone returns an independent copy.
 func (b Bitset) Clone() Bitset { return append(Bitset(nil), b...) }
+
+// First returns up to n members in increasing order, appended to dst.
+func (b Bitset) First(n int, dst []int) []int {
+	for wi, w := range b {
+		for w != 0 && n > 0 {
+			t := bits.TrailingZeros64(w)
+			dst = append(dst, wi<<6+t)
+			w &= w - 1
+			n--
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return dst
+}
+
+// Min returns the smallest member, or -1 when the set is empty.
+func (b Bitset) Min() int {
+	for wi, w := range b {
+		if w != 0 {
+			return wi<<6 + bits.TrailingZeros64(w)
+		}
+	}
+	return -1
+}

@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 )
@@ -134,6 +135,9 @@ func (ix *Index) Evaluate(t Terms, mode Mode) *Result {
 			kids := ix.treeKids[t]
 			rootOK := r.all == nil || r.all.Has(int(root))
 			rootBad := r.bad.Has(int(root))
+			if !rootOK && !rootBad {
+				continue // the children keep their direct answer
+			}
 			for _, c := range kids {
 				ok := pass.Has(int(c)) || (rootOK && !ix.sharing.Has(int(c)))
 				if ok && !rootBad {
@@ -374,4 +378,103 @@ func (r *Result) ForbiddenAnchors(p int) []int {
 		}
 	}
 	return out
+}
+
+// ExclusionGroup counts the excluded providers whose exclusions share a
+// GroupKey (and so a GroupReason).
+type ExclusionGroup struct {
+	Key   GroupKey
+	Count int
+	// Examples are the group's first providers, in provider order.
+	Examples []int
+	// First is the group's first provider and Exclusion its exclusion:
+	// GroupReason(First, Exclusion) is the group's reason.
+	First     int
+	Exclusion Exclusion
+}
+
+// Groups counts every excluded provider by cause, in order of each group's
+// first provider, with up to examples providers each: what Explain and Key
+// give provider by provider, computed with bitsets. Only exclusions by a
+// forbidden aggregate are explained one by one; there are few of them.
+func (r *Result) Groups(examples int) []ExclusionGroup {
+	ix := r.ix
+	n := len(ix.providers)
+	unnumbered := r.Mode == Unnumbered
+	// spanned(d): the children of the roots in d, which an unnumbered group
+	// judges through their root.
+	spanned := func(d Bitset) Bitset {
+		out := NewBitset(n)
+		if !unnumbered {
+			return out
+		}
+		for t, root := range ix.trees {
+			if d.Has(int(root)) {
+				for _, c := range ix.treeKids[t] {
+					out.Set(int(c))
+				}
+			}
+		}
+		return out
+	}
+	// Forbidden: in a forbidden aggregate, itself or through its root.
+	forb := r.bad.Clone()
+	forb.Or(spanned(r.bad))
+	forb.And(r.excluded)
+	var groups []ExclusionGroup
+	byKey := map[GroupKey]int{}
+	last, lastKey := -1, GroupKey{}
+	forb.Each(func(p int) {
+		e, _ := r.Explain(p)
+		k := r.Key(p, e)
+		// Neighbouring providers (a tree) usually share a cause.
+		gi, ok := last, last >= 0 && k == lastKey
+		if !ok {
+			gi, ok = byKey[k]
+		}
+		last, lastKey = gi, k
+		if !ok {
+			gi = len(groups)
+			byKey[k] = gi
+			groups = append(groups, ExclusionGroup{Key: k, First: p, Exclusion: e, Examples: make([]int, 0, examples)})
+			last = gi
+		}
+		g := &groups[gi]
+		g.Count++
+		if len(g.Examples) < examples {
+			g.Examples = append(g.Examples, p)
+		}
+	})
+	add := func(set Bitset, k GroupKey) {
+		count := set.Count()
+		if count == 0 {
+			return
+		}
+		first := set.Min()
+		e, _ := r.Explain(first)
+		groups = append(groups, ExclusionGroup{Key: k, Count: count, Examples: set.First(examples, nil), First: first, Exclusion: e})
+	}
+	// The rest fail the first required term that neither they nor (when
+	// spanning) their root meet; sharing providers count apart.
+	rest := r.excluded.Clone()
+	rest.AndNot(forb)
+	for i, d := range r.direct {
+		met := spanned(d)
+		met.AndNot(ix.sharing) // a sharing provider must be in the term itself
+		met.Or(d)
+		failed := rest.Clone()
+		failed.AndNot(met)
+		rest.And(met)
+		if unnumbered {
+			shared := failed.Clone()
+			shared.And(ix.sharing)
+			failed.AndNot(ix.sharing)
+			add(shared, GroupKey{Term: i, Aggregate: -1, Sharing: true})
+		}
+		add(failed, GroupKey{Term: i, Aggregate: -1})
+	}
+	// Every term is met, but not by one provider alone.
+	add(rest, GroupKey{Split: true, Term: -1, Aggregate: -1})
+	sort.SliceStable(groups, func(a, b int) bool { return groups[a].First < groups[b].First })
+	return groups
 }

@@ -52,10 +52,12 @@ func NewIndex(providers []models.Provider, aggregates []models.Aggregate) (*Inde
 	for i := range providers {
 		p := &providers[i]
 		ix.providers[i] = p
-		if _, dup := ix.provByID[p.UUID]; dup {
+		// One map operation per provider: a duplicate leaves the size unchanged.
+		before := len(ix.provByID)
+		ix.provByID[p.UUID] = int32(i)
+		if len(ix.provByID) == before {
 			return nil, models.E(models.Invalid, "providers", "duplicate provider uuid %q", p.UUID)
 		}
-		ix.provByID[p.UUID] = int32(i)
 		if p.Name != "" {
 			ix.provByNm[p.Name] = int32(i)
 		}

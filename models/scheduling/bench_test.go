@@ -1,10 +1,14 @@
 package scheduling
 
 import (
+	"encoding/json"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"corral/models"
 	"corral/models/cloudgen"
@@ -179,4 +183,116 @@ func BenchmarkPipelineTenantIsolation(b *testing.B) {
 	}
 	b.ReportMetric(float64(passed), "hosts-passed")
 	b.ReportMetric(float64(excluded), "providers-excluded")
+}
+
+// BenchmarkPipelineParallel is BenchmarkPipeline's request from every CPU at
+// once: the throughput a loaded preview endpoint sees (ns/op is per
+// request, all CPUs together).
+func BenchmarkPipelineParallel(b *testing.B) {
+	_, s := benchSetup(b)
+	spec := &RequestSpec{
+		ProjectID: cloudgen.ProjectPrefix + "7",
+		Flavor:    FlavorRef{Name: cloudgen.FlavorSSD},
+		Placement: PlacementSpec{MemberOf: []string{"!" + cloudgen.WindowsAggregate}},
+		Limit:     200,
+		Settings: &SettingsOverride{
+			EnabledFilters: &[]string{models.FilterAggregateInstanceExtraSpecs, models.FilterAggregateMultiTenancy,
+				models.FilterServerGroupAffinity, models.FilterServerGroupAntiAffinity},
+		},
+	}
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.Run(spec); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkPipelineMultiCreate schedules 10 instances of an anti-affinity
+// group one by one over the benchmark cloud, every host filter enabled.
+func BenchmarkPipelineMultiCreate(b *testing.B) {
+	w, s := benchSetup(b)
+	group := ""
+	for _, g := range w.ServerGroups {
+		if g.Policy == models.PolicyAntiAffinity {
+			group = g.UUID
+			break
+		}
+	}
+	spec := &RequestSpec{
+		ProjectID:    cloudgen.ProjectPrefix + "7",
+		Flavor:       FlavorRef{Name: cloudgen.FlavorGPU},
+		ServerGroup:  group,
+		NumInstances: 10,
+		Limit:        200,
+		Settings:     &SettingsOverride{EnabledFilters: ptr(HostFilterNames())},
+	}
+	b.ResetTimer()
+	var placed int
+	for b.Loop() {
+		tr, err := s.Run(spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		placed = len(tr.Selections)
+	}
+	b.ReportMetric(float64(placed), "instances-placed")
+}
+
+// BenchmarkPipelineEightClients is the preview endpoint's load profile
+// without HTTP: 8 clients sending a mix of requests back to back, each
+// answer encoded as JSON. It reports the latency percentiles a client sees
+// (ns/op is per request, all clients together).
+func BenchmarkPipelineEightClients(b *testing.B) {
+	_, s := benchSetup(b)
+	docs := []string{
+		`{"project_id":"project-7","flavor":"ssd.medium","placement":{"member_of":["!windows-licensed"]},"limit":200,
+		  "settings":{"enabled_filters":["AggregateInstanceExtraSpecsFilter","AggregateMultiTenancyIsolation","ServerGroupAffinityFilter","ServerGroupAntiAffinityFilter"]}}`,
+		`{"project_id":"project-3","flavor":"gpu.large","server_group":"group-2","limit":200,
+		  "settings":{"enabled_filters":["AggregateInstanceExtraSpecsFilter","AggregateInstanceTypeFilter","AggregateMultiTenancyIsolation","ServerGroupAffinityFilter","ServerGroupAntiAffinityFilter"]}}`,
+		`{"project_id":"project-9","flavor":"m1.small","limit":200,"settings":{"limit_tenants_to_placement_aggregate":true}}`,
+		`{"project_id":"project-11","flavor":"reserved.large","server_group":"group-4","num_instances":3,"limit":200}`,
+	}
+	var specs []*RequestSpec
+	for _, d := range docs {
+		spec, err := DecodeRequestJSON([]byte(d), "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		specs = append(specs, spec)
+	}
+	const clients = 8
+	lat := make([]time.Duration, b.N)
+	var next atomic.Int64
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(b.N) {
+					return
+				}
+				start := time.Now()
+				tr, err := s.Run(specs[i%int64(len(specs))])
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				if _, err := json.Marshal(tr); err != nil {
+					b.Error(err)
+					return
+				}
+				lat[i] = time.Since(start)
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2])/1e6, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100])/1e6, "p99-ms")
 }

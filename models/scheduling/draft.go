@@ -259,9 +259,9 @@ func DiffTraces(live, draft *Trace) TraceDiff {
 		}
 		switch {
 		case was.Passed && !now.Passed:
-			d.NewlyExcluded = append(d.NewlyExcluded, HostChange{Name: name, Stage: now.Stage, Reason: now.Reason})
+			d.NewlyExcluded = append(d.NewlyExcluded, HostChange{Name: name, Stage: now.Stage, Reason: now.reason()})
 		case !was.Passed && now.Passed:
-			d.NewlyEligible = append(d.NewlyEligible, HostChange{Name: name, Stage: was.Stage, Reason: was.Reason})
+			d.NewlyEligible = append(d.NewlyEligible, HostChange{Name: name, Stage: was.Stage, Reason: was.reason()})
 		}
 	}
 	for _, name := range sortedKeys(b) {

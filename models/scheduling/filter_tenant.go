@@ -2,6 +2,8 @@ package scheduling
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"corral/models"
@@ -32,6 +34,9 @@ func (AggregateMultiTenancyIsolation) Filter(h *HostState, r *Request) Verdict {
 	if r != nil {
 		project = r.ProjectID
 	}
+	if h != nil && h.tenants != nil {
+		return h.tenants.verdict(project)
+	}
 	restricted, allowed := false, false
 	if h != nil {
 		for _, a := range h.Aggregates {
@@ -57,6 +62,29 @@ func (AggregateMultiTenancyIsolation) Filter(h *HostState, r *Request) Verdict {
 		return Verdict{Passed: true, Reason: "the project is among the host's tenants"}
 	}
 	return Verdict{Reason: fmt.Sprintf("project %q is not among the host's tenants %s (filter_tenant_id keys)", project, hfFormatValues(TenantsOf(h)))}
+}
+
+// hostTenants is TenantsOf of a host, with the set as reasons print it.
+type hostTenants struct {
+	list []string
+	text string
+}
+
+func newHostTenants(h *HostState) *hostTenants {
+	list := TenantsOf(h)
+	return &hostTenants{list: list, text: hfFormatValues(list)}
+}
+
+// verdict is the filter's verdict for a host with these tenants. Every
+// tenant key yields at least one piece, so an empty list means no key.
+func (t *hostTenants) verdict(project string) Verdict {
+	switch {
+	case len(t.list) == 0:
+		return Verdict{Passed: true, Reason: "no aggregate of the host restricts tenants"}
+	case slices.Contains(t.list, project):
+		return Verdict{Passed: true, Reason: "the project is among the host's tenants"}
+	}
+	return Verdict{Reason: "project " + strconv.Quote(project) + " is not among the host's tenants " + t.text + " (filter_tenant_id keys)"}
 }
 
 // TenantsOf lists the projects h's aggregates admit (sorted); none means

@@ -7,6 +7,11 @@ type HostState struct {
 	Provider *models.Provider // the host's root provider
 	// Aggregates are the aggregates that contain the host's root provider.
 	Aggregates []*models.Aggregate
+
+	// tenants, set on a snapshot's hosts, is what tenant isolation reads
+	// of Aggregates, worked out once per distinct situation. A host with
+	// other aggregates must be built anew, not copied and changed.
+	tenants *hostTenants
 }
 
 // Name is the host name (the root provider's name).

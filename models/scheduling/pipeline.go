@@ -2,24 +2,65 @@ package scheduling
 
 import (
 	"fmt"
+	"maps"
+	"math/bits"
 	"runtime"
-	"sort"
-	"sync"
+	"slices"
+	"strings"
 
+	"corral/models"
 	"corral/models/placement"
 )
 
 // StagePlacement names the placement stage in traces.
 const StagePlacement = "placement"
 
-// hostResult is one host's first failure: stage 0 is placement (or the
-// request filter that failed the whole request), stage i+1 is host filter i,
-// -1 means the host passed. Placement reasons are built only for the hosts
-// a trace lists, because tenant isolation can exclude tens of thousands.
+// runSlots admits one run per CPU at a time. A run is pure CPU work: more
+// of them at once only preempt one another, so that under load every
+// request is slow; waiting for a slot (in arrival order) keeps the tail
+// short at the same throughput.
+var runSlots = make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
+
+// MaxInstances bounds num_instances: each instance is one more scheduling
+// round over the hosts still in the running.
+const MaxInstances = 1000
+
+// hostResult is one host's fate. stage 0 is placement (or the request
+// filter that failed the whole request), stage i+1 is host filter i, -1
+// means the host passed. Placement reasons are built only for the hosts a
+// trace lists, because tenant isolation can exclude tens of thousands.
 type hostResult struct {
-	stage  int
-	reason string // for host filters
-	group  int    // placement: -1 for the unnumbered group, else the numbered group's position
+	stage int32
+	// detail is, for placement, -1 for the unnumbered group or the
+	// numbered group's position; for a host filter, the failing verdict
+	// (an index into run.verdicts).
+	detail int32
+}
+
+// stagePlan is how one host filter is applied in a run: per host, or once
+// per view (hostviews.go) with the verdict shared.
+type stagePlan struct {
+	f      HostFilter
+	name   string
+	scope  filterScope
+	views  *hostViews
+	byView []int32 // verdict per view, -1 until judged
+	shared int32   // scopeGroup: verdict of the hosts holding no member, -1 until judged
+}
+
+// weigherPlan is how one weigher is applied in a run.
+type weigherPlan struct {
+	w     Weigher
+	scope filterScope
+	hm    HostWeightMultiplier // nil: mult for every host
+	mult  float64
+	// Per-host multipliers, once per view of the multiplier keys.
+	views  *hostViews
+	multOf []float64
+	multOK []bool
+	// scopeGroup: the raw weight of hosts holding no member, this round.
+	shared   float64
+	sharedOK bool
 }
 
 // run holds the state of one Run.
@@ -30,6 +71,26 @@ type run struct {
 	res      *placement.Result            // unnumbered group; nil on failure
 	groups   map[string]*placement.Result // numbered groups
 	suffixes []string
+
+	// req is the request as the current round sees it: a multi-create
+	// request counts the instances already placed (ConsumeGroupHost).
+	req      Request
+	initial  map[string]int // GroupHosts before the first instance
+	stages   []stagePlan
+	weighers []weigherPlan
+	verdicts []Verdict
+	// special marks the hosts req.GroupHosts names; nil without a group.
+	special []bool
+	results []hostResult
+	// round is the instance (from 0) whose round excluded each host, and
+	// weighed the last round that weighed it; nil while all is round 0.
+	round, weighed []int32
+	// rounds holds, per round, each weigher's lowest and highest raw weight.
+	rounds      [][2]float64
+	picks       []int32            // the host of each instance placed
+	consumed    int32              // how many picks req counts
+	failedRound int                // the instance that found no host; -1 if none
+	reqs        map[int32]*Request // reqAt's answers by round
 }
 
 // Run takes one request through the pipeline — request filters, placement,
@@ -37,19 +98,27 @@ type run struct {
 // flavor, group or filter, malformed member_of) is an Invalid error naming
 // the field; a request that cannot be scheduled is a trace with Error set.
 // Run does not modify the snapshot and may be called concurrently.
+//
+// A multi-create request (NumInstances > 1) is scheduled as nova does:
+// one instance at a time, each round filtering and weighing the hosts the
+// previous round kept, with the group members placed so far counted.
 func (s *Snapshot) Run(spec *RequestSpec) (*Trace, error) {
 	if spec == nil {
 		spec = &RequestSpec{}
+	}
+	runSlots <- struct{}{}
+	defer func() { <-runSlots }()
+	if spec.NumInstances > MaxInstances {
+		return nil, models.E(models.Invalid, "num_instances", "must be at most %d, got %d", MaxInstances, spec.NumInstances)
 	}
 	rv, err := s.resolve(spec)
 	if err != nil {
 		return nil, err
 	}
-	req := &rv.req
-	r := &run{s: s, rv: rv, rf: s.runRequestFilters(req), groups: map[string]*placement.Result{}}
+	r := &run{s: s, rv: rv, rf: s.runRequestFilters(&rv.req), groups: map[string]*placement.Result{}, req: rv.req, failedRound: -1}
 	unnumbered := r.rf.terms.And(rv.user)
 	tr := &Trace{
-		PlacementQuery: placementQuery(req.Flavor, unnumbered, rv.groups),
+		PlacementQuery: placementQuery(rv.req.Flavor, unnumbered, rv.groups),
 		RequestFilters: r.rf.steps,
 		Providers:      []ProviderEntry{},
 		Hosts:          []HostEntry{},
@@ -65,26 +134,9 @@ func (s *Snapshot) Run(spec *RequestSpec) (*Trace, error) {
 	var reasons reasonCounter
 	r.providers(tr, limit, &reasons)
 
-	// Hosts: first failure of each (filters short-circuit here; the listed
-	// entries below evaluate every check).
-	hostIdx := s.ix.Hosts()
-	results := r.firstFailures(hostIdx)
-	var passing []int
-	for i := range results {
-		if results[i].stage < 0 {
-			passing = append(passing, i)
-		}
-	}
-	// weigh works on host positions; totals and weights are indexed by host.
-	totalOf, weightsOf := r.weigh(passing)
-	rank := s.nameRank
-	sort.Slice(passing, func(a, b int) bool {
-		ha, hb := passing[a], passing[b]
-		if totalOf[ha] != totalOf[hb] {
-			return totalOf[ha] > totalOf[hb]
-		}
-		return rank[ha] < rank[hb]
-	})
+	r.plan()
+	passing := r.schedule(r.firstRound())
+	n := r.req.NumInstances
 
 	// Summary.
 	sum := &tr.Summary
@@ -95,43 +147,93 @@ func (s *Snapshot) Run(spec *RequestSpec) (*Trace, error) {
 	if r.rf.failure != "" {
 		firstStage = r.rf.failStage
 	}
-	stageCounts := make([]StageCount, 1+len(rv.filters))
+	stageCounts := make([]StageCount, 1+len(r.stages))
 	stageCounts[0] = StageCount{Stage: firstStage}
-	for i, f := range rv.filters {
-		stageCounts[i+1] = StageCount{Stage: f.Name()}
+	for i, st := range r.stages {
+		stageCounts[i+1] = StageCount{Stage: st.name}
 	}
 	stageCounts[0].Excluded = sum.ProvidersExcluded
-	tr.outcomes = make([]hostOutcome, len(s.hosts))
-	for i, hr := range results {
-		name := s.hosts[i].Provider.Name
-		o := hostOutcome{Name: name, Passed: hr.stage < 0}
-		if hr.stage >= 0 {
-			o.Stage, o.Reason = stageCounts[hr.stage].Stage, hr.reason
-			stageCounts[hr.stage].HostsExcluded++
-			switch {
-			case hr.stage > 0:
-				stageCounts[hr.stage].Excluded++
-				reasons.add(o.Stage, genericReason(hr.reason, name), name)
-			case r.res != nil && hr.group >= 0:
-				// The provider list does not count numbered-group failures.
-				reasons.add(o.Stage, "no provider of the tree satisfies member_of"+r.suffixes[hr.group], name)
-			}
+	groupReasons := make([]string, len(r.suffixes))
+	for i, k := range r.suffixes {
+		groupReasons[i] = "no provider of the tree satisfies member_of" + k
+	}
+	// Hosts failing one shared verdict in one round share a reason group,
+	// unless the reason names the host itself.
+	type verdictRound struct{ verdict, round int32 }
+	type cachedReason struct {
+		text  string
+		named bool         // the text may contain a host's name
+		group *ReasonGroup // made on first use
+	}
+	// Round 0, where nearly every exclusion happens, is indexed directly.
+	first := make([]*cachedReason, len(r.verdicts))
+	later := map[verdictRound]*cachedReason{}
+	reasons.reserve(min(len(r.verdicts), 4096))
+	for i, hr := range r.results {
+		if hr.stage < 0 {
+			continue
 		}
-		tr.outcomes[i] = o
+		name := s.hosts[i].Provider.Name
+		stage := stageCounts[hr.stage].Stage
+		stageCounts[hr.stage].HostsExcluded++
+		switch {
+		case hr.stage > 0:
+			stageCounts[hr.stage].Excluded++
+			var c *cachedReason
+			round := r.roundOf(int32(i))
+			if round == 0 {
+				c = first[hr.detail]
+			} else {
+				c = later[verdictRound{hr.detail, round}]
+			}
+			if c == nil {
+				c = &cachedReason{text: r.filterReason(hr.detail, round)}
+				c.named = s.mayNameHost(c.text)
+				if round == 0 {
+					first[hr.detail] = c
+				} else {
+					later[verdictRound{hr.detail, round}] = c
+				}
+			}
+			switch {
+			case c.named && name != "" && strings.Contains(c.text, name):
+				reasons.add(stage, genericReason(c.text, name), name)
+			case c.group == nil:
+				c.group = reasons.group(stage, c.text)
+				fallthrough
+			default:
+				c.group.note(name)
+			}
+		case r.res != nil && hr.detail >= 0:
+			// The provider list does not count numbered-group failures.
+			reasons.add(stage, groupReasons[hr.detail], name)
+		}
 	}
 	sum.Stages = stageCounts
-	tr.reasonOf = func(i int) string { return r.reason(int(hostIdx[i]), results[i]) }
 	sum.Reasons = reasons.sorted()
+	// Every host's outcome, for DiffTraces, is built only when asked for.
+	tr.outcomesFn = r.outcomes
+	tr.reasonOf = func(i int) string { return r.reason(int32(i)) }
 
+	var counts map[int32]int
+	if n > 1 {
+		counts = map[int32]int{}
+		for _, h := range r.picks {
+			counts[h]++
+			tr.Selections = append(tr.Selections, s.hosts[h].Provider.Name)
+		}
+	}
 	// Host entries: passing hosts in weighed order, then the others.
 	for _, h := range passing {
 		if limit > 0 && len(tr.Hosts) >= limit {
 			tr.Truncated = true
 			break
 		}
-		tr.Hosts = append(tr.Hosts, r.hostEntry(h, int(hostIdx[h]), results[h], totalOf[h], weightsOf[h], true))
+		e := r.hostEntry(h, true)
+		e.Instances = counts[h]
+		tr.Hosts = append(tr.Hosts, e)
 	}
-	for i, hr := range results {
+	for i, hr := range r.results {
 		if hr.stage < 0 {
 			continue
 		}
@@ -139,12 +241,18 @@ func (s *Snapshot) Run(spec *RequestSpec) (*Trace, error) {
 			tr.Truncated = true
 			break
 		}
-		tr.Hosts = append(tr.Hosts, r.hostEntry(i, int(hostIdx[i]), hr, 0, nil, false))
+		e := r.hostEntry(int32(i), false)
+		e.Instances = counts[int32(i)]
+		tr.Hosts = append(tr.Hosts, e)
 	}
 
 	switch {
 	case r.rf.failure != "":
 		msg := r.rf.failure
+		tr.Error = &msg
+	case r.failedRound > 0:
+		msg := fmt.Sprintf("no valid host was found for instance %d of %d: after placing %d, all %d hosts were excluded",
+			r.failedRound+1, n, r.failedRound, len(s.hosts))
 		tr.Error = &msg
 	case len(passing) == 0:
 		msg := fmt.Sprintf("no valid host was found: all %d hosts were excluded", len(s.hosts))
@@ -184,44 +292,26 @@ func (r *run) providers(tr *Trace, limit int, reasons *reasonCounter) {
 	}
 	excl := r.res.ExcludedSet()
 	sum.ProvidersExcluded = excl.Count()
-	// Group by cause without building a sentence per provider.
-	type keyed struct {
-		key placement.GroupKey
-		p   int
-		e   placement.Exclusion
+	// Counted by cause with bitsets; sentences only per cause and for the
+	// providers listed.
+	for _, g := range r.res.Groups(maxExamples) {
+		rg := ReasonGroup{Stage: StagePlacement, Reason: r.res.GroupReason(g.First, g.Exclusion), Count: g.Count,
+			Examples: make([]string, len(g.Examples))}
+		for i, p := range g.Examples {
+			rg.Examples[i] = ix.Provider(p).Name
+		}
+		reasons.addGroup(rg)
 	}
-	groups := map[placement.GroupKey]*ReasonGroup{}
-	// Neighbouring providers (a tree) usually share a cause.
-	var last *ReasonGroup
-	var lastKey placement.GroupKey
-	var order []keyed
 	listing := true
-	excl.Each(func(p int) {
-		e, _ := r.res.Explain(p)
-		k := r.res.Key(p, e)
-		g := last
-		if k != lastKey || g == nil {
-			g = groups[k]
-			last, lastKey = g, k
-		}
-		if g == nil {
-			g = &ReasonGroup{Stage: StagePlacement, Examples: []string{}}
-			groups[k] = g
-			last = g
-			order = append(order, keyed{k, p, e})
-		}
-		g.Count++
-		if len(g.Examples) < maxExamples {
-			g.Examples = append(g.Examples, ix.Provider(p).Name)
-		}
-		if listing {
+	for wi, w := range excl {
+		for ; w != 0 && listing; w &= w - 1 {
+			p := wi<<6 + bits.TrailingZeros64(w)
+			e, _ := r.res.Explain(p)
 			listing = add(p, true, StagePlacement, r.res.ReasonFor(p, e), e.Via.String())
 		}
-	})
-	for _, o := range order {
-		g := groups[o.key]
-		g.Reason = r.res.GroupReason(o.p, o.e)
-		reasons.addGroup(*g)
+		if !listing {
+			break
+		}
 	}
 	if !listing {
 		return
@@ -233,32 +323,400 @@ func (r *run) providers(tr *Trace, limit int, reasons *reasonCounter) {
 	}
 }
 
-// parallelHosts is the host count from which the host filters run on
-// every CPU: filters are stateless and cost microseconds per host, so a
-// 25,000-host cloud gains from it and a small one would only pay overhead.
-const parallelHosts = 2048
-
-// firstFailures runs hostFirstFailure for every host, split over the CPUs.
-func (r *run) firstFailures(hostIdx []int32) []hostResult {
-	results := make([]hostResult, len(hostIdx))
-	workers := runtime.GOMAXPROCS(0)
-	if len(hostIdx) < parallelHosts || workers < 2 {
-		workers = 1
-	}
-	chunk := (len(hostIdx) + workers - 1) / workers
-	var wg sync.WaitGroup
-	for lo := 0; lo < len(hostIdx); lo += chunk {
-		hi := min(lo+chunk, len(hostIdx))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := lo; i < hi; i++ {
-				results[i] = r.hostFirstFailure(i, int(hostIdx[i]))
+// plan decides how each filter and weigher is applied.
+func (r *run) plan() {
+	s := r.s
+	var flavorViews *hostViews
+	need := 8 // verdicts: at most one per view, plus a few per host
+	defer func() { r.verdicts = make([]Verdict, 0, need) }()
+	for _, f := range r.rv.filters {
+		st := stagePlan{f: f, name: f.Name(), scope: scopeOf(f), shared: -1}
+		switch st.scope {
+		case scopeTenantKeys:
+			st.views = s.tenantViews
+		case scopeFlavorKeys, scopeFlavorKeysUnlessForced:
+			if flavorViews == nil {
+				var specs map[string]string
+				if r.req.Flavor != nil {
+					specs = r.req.Flavor.ExtraSpecs
+				}
+				flavorViews = s.viewsForKeys(flavorLookupKeys(specs))
 			}
-		}()
+			st.views = flavorViews
+		}
+		if st.views != nil {
+			need += len(st.views.reps)
+			st.byView = make([]int32, len(st.views.reps))
+			for i := range st.byView {
+				st.byView[i] = -1
+			}
+		}
+		r.stages = append(r.stages, st)
 	}
-	wg.Wait()
-	return results
+	for _, w := range r.rv.weighers {
+		wp := weigherPlan{w: w, scope: scopeOf(w), mult: w.Multiplier(r.req.Settings)}
+		wp.hm, _ = w.(HostWeightMultiplier)
+		r.weighers = append(r.weighers, wp)
+	}
+	if r.req.Group == nil {
+		return
+	}
+	if r.req.NumInstances > 1 {
+		// Rounds count their picks in a copy; entries replay them from here.
+		r.initial = r.req.GroupHosts
+		if r.initial == nil {
+			r.initial = map[string]int{}
+		}
+		r.req.GroupHosts = maps.Clone(r.initial)
+	}
+	r.special = make([]bool, len(s.hosts))
+	if len(s.hostPos) == len(s.hosts) {
+		for name := range r.req.GroupHosts {
+			if i, ok := s.hostPos[name]; ok {
+				r.special[i] = true
+			}
+		}
+		return
+	}
+	// Host names are not unique: look every host up.
+	for i := range s.hosts {
+		_, r.special[i] = r.req.GroupHosts[s.hosts[i].Provider.Name]
+	}
+}
+
+// eval runs filter f on host i and keeps the verdict.
+func (r *run) eval(f HostFilter, i int32, req *Request) int32 {
+	r.verdicts = append(r.verdicts, filter(f, &r.s.hosts[i], req))
+	return int32(len(r.verdicts) - 1)
+}
+
+// judge is stage si's verdict on host i this round, judged once per view
+// (or, for the group filters, once for all hosts holding no member).
+func (r *run) judge(si int, i int32) int32 {
+	st := &r.stages[si]
+	switch st.scope {
+	case scopeFlavorKeysUnlessForced:
+		if r.s.forcing[i] {
+			break
+		}
+		fallthrough
+	case scopeTenantKeys, scopeFlavorKeys:
+		v := st.views.of[i]
+		if st.byView[v] < 0 {
+			st.byView[v] = r.eval(st.f, st.views.reps[v], &r.req)
+		}
+		return st.byView[v]
+	case scopeGroup:
+		if r.special == nil || !r.special[i] {
+			if st.shared < 0 {
+				st.shared = r.eval(st.f, i, &r.req)
+			}
+			return st.shared
+		}
+	}
+	return r.eval(st.f, i, &r.req)
+}
+
+// firstRound judges every host for the first instance and returns the
+// hosts that passed, in host order.
+func (r *run) firstRound() []int32 {
+	n := len(r.s.hosts)
+	r.results = make([]hostResult, n)
+	alive := make([]int32, 0, n)
+	hostIdx := r.s.ix.Hosts()
+	for i := range int32(n) {
+		hr := r.firstFailure(i, int(hostIdx[i]))
+		r.results[i] = hr
+		if hr.stage < 0 {
+			alive = append(alive, i)
+		}
+	}
+	return alive
+}
+
+// firstFailure finds the first stage that fails host i (provider p).
+func (r *run) firstFailure(i int32, p int) hostResult {
+	if r.res == nil {
+		return hostResult{stage: 0, detail: -1}
+	}
+	if group, ok := r.placementVerdict(p); !ok {
+		return hostResult{stage: 0, detail: int32(group)}
+	}
+	for si := range r.stages {
+		if v := r.judge(si, i); !r.verdicts[v].Passed {
+			return hostResult{stage: int32(si + 1), detail: v}
+		}
+	}
+	return hostResult{stage: -1}
+}
+
+// schedule places the instances one by one, as nova's scheduler does: each
+// round filters the hosts the previous round kept (only what the instances
+// placed so far can change is judged again), weighs them and picks the
+// best, whose group member count the next round sees. It returns the
+// passing hosts in order: the hosts picked, in order of first pick, then
+// the others by the last round's weights.
+func (r *run) schedule(alive []int32) []int32 {
+	n := max(r.req.NumInstances, 1)
+	var totals []float64
+	for k := 0; k < n; k++ {
+		if k > 0 {
+			if r.req.Group == nil {
+				// Without a group nothing a round sees changes: every
+				// instance goes where the first went.
+				r.picks = append(r.picks, r.picks[0])
+				continue
+			}
+			alive = r.refilter(alive, int32(k))
+		}
+		if len(alive) == 0 {
+			r.failedRound = k
+			break
+		}
+		totals = r.weighRound(alive, int32(k), totals)
+		best := 0
+		rank := r.s.nameRank
+		for j := 1; j < len(alive); j++ {
+			switch {
+			case totals == nil: // equal weights
+				if rank[alive[j]] < rank[alive[best]] {
+					best = j
+				}
+			case totals[j] > totals[best] || totals[j] == totals[best] && rank[alive[j]] < rank[alive[best]]:
+				best = j
+			}
+		}
+		r.picks = append(r.picks, alive[best])
+		if k < n-1 {
+			r.consume(alive[best])
+		}
+	}
+	if r.failedRound >= 0 {
+		return nil
+	}
+	order := make([]int32, 0, len(alive)+len(r.picks))
+	var listed []bool // the hosts picked, listed first
+	if n > 1 {
+		listed = make([]bool, len(r.s.hosts))
+		for _, h := range r.picks {
+			if !listed[h] {
+				listed[h] = true
+				order = append(order, h)
+				r.results[h].stage = -1 // it holds instances even if a later round excluded it
+			}
+		}
+	}
+	if totals == nil {
+		// Equal weights: name order, without a sort. The hosts still
+		// passing are exactly those left at stage -1.
+		for _, h := range r.s.byName {
+			if r.results[h].stage < 0 && (listed == nil || !listed[h]) {
+				order = append(order, h)
+			}
+		}
+		return order
+	}
+	idx := make([]int32, len(alive))
+	for j := range idx {
+		idx[j] = int32(j)
+	}
+	rank := r.s.nameRank
+	slices.SortFunc(idx, func(a, b int32) int {
+		switch {
+		case totals[a] > totals[b]:
+			return -1
+		case totals[a] < totals[b]:
+			return 1
+		}
+		return int(rank[alive[a]] - rank[alive[b]])
+	})
+	for _, j := range idx {
+		if h := alive[j]; listed == nil || !listed[h] {
+			order = append(order, h)
+		}
+	}
+	return order
+}
+
+// consume counts one instance placed on host h for the rounds that follow.
+func (r *run) consume(h int32) {
+	r.req.ConsumeGroupHost(r.s.hosts[h].Provider.Name)
+	r.consumed++
+	if r.special != nil {
+		r.special[h] = true
+	}
+	for si := range r.stages {
+		r.stages[si].shared = -1
+	}
+	for wi := range r.weighers {
+		r.weighers[wi].sharedOK = false
+	}
+}
+
+// refilter judges the hosts still in the running for round k. Filters that
+// do not look at the group passed them before and still do.
+func (r *run) refilter(alive []int32, k int32) []int32 {
+	kept := alive[:0]
+next:
+	for _, h := range alive {
+		for si := range r.stages {
+			if sc := r.stages[si].scope; sc != scopeGroup && sc != scopeHost {
+				continue
+			}
+			if v := r.judge(si, h); !r.verdicts[v].Passed {
+				r.results[h] = hostResult{stage: int32(si + 1), detail: v}
+				r.setRound(h, k)
+				continue next
+			}
+		}
+		kept = append(kept, h)
+	}
+	return kept
+}
+
+// raw is weigher wi's raw weight of host i this round.
+func (r *run) raw(wi int, i int32) float64 {
+	wp := &r.weighers[wi]
+	if wp.scope == scopeGroup && (r.special == nil || !r.special[i]) {
+		if !wp.sharedOK {
+			wp.shared, wp.sharedOK = wp.w.Weigh(&r.s.hosts[i], &r.req), true
+		}
+		return wp.shared
+	}
+	return wp.w.Weigh(&r.s.hosts[i], &r.req)
+}
+
+// multiplier is weigher wi's multiplier for host i, which an aggregate of
+// the host may override.
+func (r *run) multiplier(wi int, i int32) float64 {
+	wp := &r.weighers[wi]
+	if wp.hm == nil {
+		return wp.mult
+	}
+	if wp.views == nil {
+		wp.views = r.s.viewsForKeys([]string{KeySoftAffinityMultiplier, KeySoftAntiAffinityMultiplier})
+		wp.multOf = make([]float64, len(wp.views.reps))
+		wp.multOK = make([]bool, len(wp.views.reps))
+	}
+	v := wp.views.of[i]
+	if !wp.multOK[v] {
+		wp.multOf[v] = wp.hm.HostMultiplier(&r.s.hosts[wp.views.reps[v]], r.req.Settings)
+		wp.multOK[v] = true
+	}
+	return wp.multOf[v]
+}
+
+// weighRound weighs the hosts of round k as nova's weigh handler does: per
+// weigher, raw weights normalised over the hosts and multiplied. It returns
+// each host's total (reusing buf), nil when every total is 0, and records
+// the round's weight ranges.
+func (r *run) weighRound(alive []int32, k int32, buf []float64) []float64 {
+	var totals []float64 // made when a weigher tells hosts apart
+	lohi := make([][2]float64, len(r.weighers))
+	// Hosts holding group members are the only ones a group weigher tells
+	// apart: the range comes from them and one other host.
+	var members []int32
+	others := len(alive)
+	if r.special != nil {
+		for _, h := range alive {
+			if r.special[h] {
+				members = append(members, h)
+			}
+		}
+		others -= len(members)
+	}
+	var raw []float64
+	for wi := range r.weighers {
+		var lo, hi float64
+		if r.weighers[wi].scope == scopeGroup {
+			sample := members
+			if others > 0 {
+				sample = append(sample[:len(sample):len(sample)], firstOther(alive, r.special))
+			}
+			lo, hi = r.raw(wi, sample[0]), r.raw(wi, sample[0])
+			for _, h := range sample[1:] {
+				w := r.raw(wi, h)
+				lo, hi = min(lo, w), max(hi, w)
+			}
+			if lo == hi {
+				lohi[wi] = [2]float64{lo, hi}
+				continue
+			}
+		}
+		if raw == nil {
+			raw = make([]float64, len(alive))
+		}
+		for j, h := range alive {
+			raw[j] = r.raw(wi, h)
+		}
+		lo, hi = raw[0], raw[0]
+		for _, w := range raw[1:] {
+			lo, hi = min(lo, w), max(hi, w)
+		}
+		lohi[wi] = [2]float64{lo, hi}
+		if lo == hi {
+			// Normalisation maps equal weights to 0, whatever the
+			// multiplier: the common case of a request without a group.
+			continue
+		}
+		if totals == nil {
+			totals = buf[:0]
+			if cap(totals) < len(alive) {
+				totals = make([]float64, 0, len(alive))
+			}
+			for range alive {
+				totals = append(totals, 0)
+			}
+		}
+		for j, h := range alive {
+			totals[j] += r.multiplier(wi, h) * ((raw[j] - lo) / (hi - lo))
+		}
+	}
+	if k > 0 {
+		if r.weighed == nil {
+			r.weighed = make([]int32, len(r.s.hosts))
+		}
+		for _, h := range alive {
+			r.weighed[h] = k
+		}
+	}
+	r.rounds = append(r.rounds, lohi...)
+	return totals
+}
+
+// firstOther is the first of hosts not marked special.
+func firstOther(hosts []int32, special []bool) int32 {
+	for _, h := range hosts {
+		if special == nil || !special[h] {
+			return h
+		}
+	}
+	return -1
+}
+
+// roundRange is weigher wi's lowest and highest raw weight in round k.
+func (r *run) roundRange(k int32, wi int) [2]float64 {
+	return r.rounds[int(k)*len(r.weighers)+wi]
+}
+
+// reqAt is the request as round k saw it.
+func (r *run) reqAt(k int32) *Request {
+	if r.initial == nil || k == r.consumed {
+		return &r.req // no group, or the round req is at
+	}
+	if q := r.reqs[k]; q != nil {
+		return q
+	}
+	q := r.req
+	q.GroupHosts = maps.Clone(r.initial)
+	for _, h := range r.picks[:k] {
+		q.ConsumeGroupHost(r.s.hosts[h].Provider.Name)
+	}
+	if r.reqs == nil {
+		r.reqs = map[int32]*Request{}
+	}
+	r.reqs[k] = &q
+	return &q
 }
 
 // filter runs one host filter, turning a panic (a bug: filters must not
@@ -270,23 +728,6 @@ func filter(f HostFilter, h *HostState, req *Request) (v Verdict) {
 		}
 	}()
 	return f.Filter(h, req)
-}
-
-// hostFirstFailure finds the first stage that fails host i (provider p).
-func (r *run) hostFirstFailure(i, p int) hostResult {
-	if r.res == nil {
-		return hostResult{stage: 0, group: -1}
-	}
-	if group, ok := r.placementVerdict(p); !ok {
-		return hostResult{stage: 0, group: group}
-	}
-	h := &r.s.hosts[i]
-	for fi, f := range r.rv.filters {
-		if v := filter(f, h, &r.rv.req); !v.Passed {
-			return hostResult{stage: fi + 1, reason: v.Reason}
-		}
-	}
-	return hostResult{stage: -1}
 }
 
 // placementVerdict judges host p at the placement stage: ok, or which group
@@ -304,85 +745,115 @@ func (r *run) placementVerdict(p int) (group int, ok bool) {
 	return 0, true
 }
 
-// reason is the sentence for a failed host (provider p).
-func (r *run) reason(p int, hr hostResult) string {
+// filterReason is the reason of a host-filter failure, naming the instance
+// whose round it was when that was not the first.
+func (r *run) filterReason(verdict, round int32) string {
+	reason := r.verdicts[verdict].Reason
+	if round > 0 {
+		return fmt.Sprintf("instance %d of %d: %s", round+1, r.req.NumInstances, reason)
+	}
+	return reason
+}
+
+func (r *run) roundOf(i int32) int32 {
+	if r.round == nil {
+		return 0
+	}
+	return r.round[i]
+}
+
+func (r *run) weighedOf(i int32) int32 {
+	if r.weighed == nil {
+		return 0
+	}
+	return r.weighed[i]
+}
+
+func (r *run) setRound(i, k int32) {
+	if r.round == nil {
+		r.round = make([]int32, len(r.s.hosts))
+	}
+	r.round[i] = k
+}
+
+// reason is the sentence for failed host i.
+func (r *run) reason(i int32) string {
+	hr := r.results[i]
+	p := int(r.s.ix.Hosts()[i])
 	switch {
 	case hr.stage != 0:
-		return hr.reason
+		return r.filterReason(hr.detail, r.roundOf(i))
 	case r.res == nil:
 		return r.rf.failure
-	case hr.group < 0:
+	case hr.detail < 0:
 		return r.res.Reason(p)
 	}
-	return fmt.Sprintf("no provider of the tree, nor a sharing provider anchored to it, is directly in the aggregates of member_of%s (numbered groups do not span trees)", r.suffixes[hr.group])
+	return r.placementGroupReason(int(hr.detail))
 }
 
-// weigh scores the passing hosts (host positions): per weigher, raw
-// weights normalised over the passing hosts and multiplied, as nova's weigh
-// handler does. It returns, indexed by host position, each host's total and
-// its per-weigher weights (nil for hosts that did not pass).
-func (r *run) weigh(passing []int) (totals []float64, weights [][]float64) {
-	ws := r.rv.weighers
-	totals = make([]float64, len(r.s.hosts))
-	weights = make([][]float64, len(r.s.hosts))
-	flat := make([]float64, len(passing)*len(ws))
-	for i, h := range passing {
-		weights[h] = flat[i*len(ws) : (i+1)*len(ws) : (i+1)*len(ws)]
-	}
-	raw := make([]float64, len(passing))
-	for wi, w := range ws {
-		same := true
-		for i, h := range passing {
-			raw[i] = w.Weigh(&r.s.hosts[h], &r.rv.req)
-			same = same && raw[i] == raw[0]
-		}
-		if same {
-			// Normalisation maps equal weights to 0, whatever the
-			// multiplier: the common case of a request without a group.
-			continue
-		}
-		norm := NormalizeWeigherWeights(raw)
-		for i, h := range passing {
-			weights[h][wi] = r.multiplier(w, h) * norm[i]
-			totals[h] += weights[h][wi]
-		}
-	}
-	return totals, weights
+func (r *run) placementGroupReason(group int) string {
+	return fmt.Sprintf("no provider of the tree, nor a sharing provider anchored to it, is directly in the aggregates of member_of%s (numbered groups do not span trees)", r.suffixes[group])
 }
 
-func (r *run) multiplier(w Weigher, h int) float64 {
-	if hm, ok := w.(HostWeightMultiplier); ok {
-		return hm.HostMultiplier(&r.s.hosts[h], r.rv.req.Settings)
+// outcomes is every host's outcome, for DiffTraces.
+func (r *run) outcomes() []hostOutcome {
+	out := make([]hostOutcome, len(r.results))
+	for i, hr := range r.results {
+		o := hostOutcome{Name: r.s.hosts[i].Provider.Name, Passed: hr.stage < 0}
+		if !o.Passed {
+			o.Stage = r.stageName(hr.stage) // the reason is built if a diff reports the host
+		}
+		out[i] = o
 	}
-	return w.Multiplier(r.rv.req.Settings)
+	return out
 }
 
-// hostEntry builds a listed host's entry with every check evaluated.
-func (r *run) hostEntry(i, p int, hr hostResult, total float64, weights []float64, passed bool) HostEntry {
+// hostEntry builds a listed host's entry with every check evaluated, as
+// the round that decided the host saw the request.
+func (r *run) hostEntry(i int32, passed bool) HostEntry {
 	h := &r.s.hosts[i]
+	p := int(r.s.ix.Hosts()[i])
+	hr := r.results[i]
+	round := r.roundOf(i)
+	if passed {
+		round = r.weighedOf(i)
+	}
+	req := r.reqAt(round)
 	e := HostEntry{UUID: h.Provider.UUID, Name: h.Provider.Name, Passed: passed, Checks: []Check{}}
 	yes, no := true, false
 	if r.res == nil {
 		e.Checks = append(e.Checks, Check{Stage: r.rf.failStage, Passed: &no, Reason: r.rf.failure})
 	} else if group, ok := r.placementVerdict(p); ok {
 		e.Checks = append(e.Checks, Check{Stage: StagePlacement, Passed: &yes})
+	} else if group < 0 {
+		e.Checks = append(e.Checks, Check{Stage: StagePlacement, Passed: &no, Reason: r.res.Reason(p)})
 	} else {
-		e.Checks = append(e.Checks, Check{Stage: StagePlacement, Passed: &no, Reason: r.reason(p, hostResult{group: group})})
+		e.Checks = append(e.Checks, Check{Stage: StagePlacement, Passed: &no, Reason: r.placementGroupReason(group)})
 	}
-	for _, f := range r.rv.filters {
-		v := filter(f, h, &r.rv.req)
-		c := Check{Stage: f.Name(), Passed: &yes}
+	for si, st := range r.stages {
+		var v Verdict
+		if st.scope == scopeGroup || st.scope == scopeHost {
+			v = filter(st.f, h, req)
+		} else {
+			v = r.verdicts[r.judge(si, i)]
+		}
+		c := Check{Stage: st.name, Passed: &yes}
 		if !v.Passed {
 			c.Passed, c.Reason = &no, v.Reason
 		}
 		e.Checks = append(e.Checks, c)
 	}
-	for wi, w := range r.rv.weighers {
-		raw := w.Weigh(h, &r.rv.req)
-		m := r.multiplier(w, i)
-		c := Check{Stage: w.Name(), Raw: &raw, Multiplier: &m}
+	total := 0.0
+	for wi, wp := range r.weighers {
+		raw := wp.w.Weigh(h, req)
+		m := r.multiplier(wi, i)
+		c := Check{Stage: wp.w.Name(), Raw: &raw, Multiplier: &m}
 		if passed {
-			wt := weights[wi]
+			wt := 0.0
+			if lh := r.roundRange(round, wi); lh[0] != lh[1] {
+				wt = m * ((raw - lh[0]) / (lh[1] - lh[0]))
+				total += wt
+			}
 			c.Weight = &wt
 		}
 		e.Checks = append(e.Checks, c)
@@ -391,19 +862,19 @@ func (r *run) hostEntry(i, p int, hr hostResult, total float64, weights []float6
 		e.Weight = &total
 	} else {
 		e.Stage = r.stageName(hr.stage)
-		e.Reason = r.reason(p, hr)
+		e.Reason = r.reason(i)
 	}
 	return e
 }
 
-func (r *run) stageName(stage int) string {
+func (r *run) stageName(stage int32) string {
 	switch {
 	case stage == 0 && r.res == nil:
 		return r.rf.failStage
 	case stage == 0:
 		return StagePlacement
-	case stage > 0 && stage <= len(r.rv.filters):
-		return r.rv.filters[stage-1].Name()
+	case stage > 0 && int(stage) <= len(r.stages):
+		return r.stages[stage-1].name
 	}
 	return ""
 }

@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"runtime"
 	"strings"
@@ -127,8 +128,8 @@ func TestLimitTruncates(t *testing.T) {
 	}
 }
 
-// TestParallelRunMatchesSequential runs a cloud big enough for the host
-// filters to run on several goroutines and compares with one CPU.
+// TestParallelRunMatchesSequential: the number of CPUs must not change the
+// answer on a cloud of a few thousand hosts.
 func TestParallelRunMatchesSequential(t *testing.T) {
 	cfg := cloudgen.Small()
 	cfg.Hosts, cfg.Aggregates, cfg.Servers, cfg.ServerGroups = 3000, 400, 3000, 100
@@ -205,6 +206,54 @@ func TestConcurrentRuns(t *testing.T) {
 		}()
 	}
 	for range 8 {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
+	}
+}
+
+// TestConcurrentRunsShareViews: concurrent first requests for different
+// flavors build the snapshot's cached host views at the same time (run with
+// -race) and get the answers of a snapshot used one request at a time.
+func TestConcurrentRunsShareViews(t *testing.T) {
+	w := cloudgen.Generate(cloudgen.Small())
+	all := HostFilterNames()
+	var specs []*RequestSpec
+	for _, f := range w.Flavors {
+		specs = append(specs, &RequestSpec{ProjectID: cloudgen.ProjectPrefix + "2", Flavor: FlavorRef{Name: f.Name},
+			ServerGroup: w.ServerGroups[len(specs)%len(w.ServerGroups)].UUID, NumInstances: 1 + len(specs)%3,
+			Settings: &SettingsOverride{EnabledFilters: &all}})
+	}
+	calm, err := NewSnapshot(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]string, len(specs))
+	for i, spec := range specs {
+		j, _ := json.Marshal(mustRun(t, calm, spec))
+		want[i] = string(j)
+	}
+	busy, err := NewSnapshot(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan string, len(specs))
+	for i, spec := range specs {
+		go func() {
+			tr, err := busy.Run(spec)
+			if err != nil {
+				errs <- err.Error()
+				return
+			}
+			got, _ := json.Marshal(tr)
+			if string(got) != want[i] {
+				errs <- fmt.Sprintf("flavor %s: concurrent run differs", spec.Flavor.Name)
+				return
+			}
+			errs <- ""
+		}()
+	}
+	for range specs {
 		if e := <-errs; e != "" {
 			t.Error(e)
 		}

@@ -125,15 +125,7 @@ func (s *Snapshot) runRequestFilters(r *Request) requestFilterOutcome {
 		if explicit != "" {
 			notes = append(notes, fmt.Sprintf("flavor key %s names a reservation, so no %s aggregate is forbidden", explicit, p))
 		} else {
-			var aggs []int32
-			for a := 0; a < s.ix.NumAggregates(); a++ {
-				for k := range s.ix.Aggregate(a).Metadata {
-					if strings.HasPrefix(k, p) {
-						aggs = append(aggs, int32(a))
-						break
-					}
-				}
-			}
+			aggs := s.aggregatesWithKeyPrefix(p)
 			for _, a := range aggs {
 				forbidden[a] = true
 			}
@@ -159,10 +151,10 @@ func (s *Snapshot) runRequestFilters(r *Request) requestFilterOutcome {
 		step.Detail = "off (enable_isolated_aggregate_filtering is false)"
 	} else {
 		var aggs []int32
-		for a := 0; a < s.ix.NumAggregates(); a++ {
-			for k, v := range s.ix.Aggregate(a).Metadata {
-				if strings.HasPrefix(k, "trait:") && v == "required" && r.Flavor.ExtraSpecs[k] != "required" {
-					aggs = append(aggs, int32(a))
+		for _, ia := range s.isolating {
+			for _, k := range ia.keys {
+				if r.Flavor.ExtraSpecs[k] != "required" {
+					aggs = append(aggs, ia.agg)
 					break
 				}
 			}
@@ -188,6 +180,58 @@ func (s *Snapshot) runRequestFilters(r *Request) requestFilterOutcome {
 		out.terms = out.terms.And(placement.Terms{Forbidden: s.uuids(aggs)})
 	}
 	return out
+}
+
+// isolatingAggregate is an aggregate with trait:<T>=required keys.
+type isolatingAggregate struct {
+	agg  int32
+	keys []string
+}
+
+func isolatingAggregates(s *Snapshot) []isolatingAggregate {
+	var out []isolatingAggregate
+	for a := 0; a < s.ix.NumAggregates(); a++ {
+		var keys []string
+		for k, v := range s.ix.Aggregate(a).Metadata {
+			if strings.HasPrefix(k, "trait:") && v == "required" {
+				keys = append(keys, k)
+			}
+		}
+		if len(keys) > 0 {
+			out = append(out, isolatingAggregate{int32(a), keys})
+		}
+	}
+	return out
+}
+
+// prefixCacheSize bounds the key prefixes whose aggregates a snapshot
+// remembers: the world's reservation prefix and a few overrides.
+const prefixCacheSize = 16
+
+// aggregatesWithKeyPrefix lists, in order, the aggregates with a metadata
+// key starting with prefix. Do not modify the answer.
+func (s *Snapshot) aggregatesWithKeyPrefix(prefix string) []int32 {
+	s.prefixAggs.mu.Lock()
+	aggs, ok := s.prefixAggs.m[prefix]
+	s.prefixAggs.mu.Unlock()
+	if ok {
+		return aggs
+	}
+	for a := 0; a < s.ix.NumAggregates(); a++ {
+		for k := range s.ix.Aggregate(a).Metadata {
+			if strings.HasPrefix(k, prefix) {
+				aggs = append(aggs, int32(a))
+				break
+			}
+		}
+	}
+	s.prefixAggs.mu.Lock()
+	if s.prefixAggs.m == nil || len(s.prefixAggs.m) >= prefixCacheSize {
+		s.prefixAggs.m = map[string][]int32{}
+	}
+	s.prefixAggs.m[prefix] = aggs
+	s.prefixAggs.mu.Unlock()
+	return aggs
 }
 
 func joinEffect(a, b string) string {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sort"
 	"strings"
+	"sync"
 
 	"corral/models"
 	"corral/models/placement"
@@ -20,8 +21,29 @@ type Snapshot struct {
 	hosts   []HostState    // one per host, in provider order
 	hostPos map[string]int // host name → position in hosts
 	// nameRank is each host's position in name order, so that ties in
-	// weight sort by name without comparing strings.
+	// weight sort by name without comparing strings; byName is the
+	// inverse, so that equal weights need no sort at all.
 	nameRank []int32
+	byName   []int32
+
+	// tenantViews groups the hosts by their tenant-key metadata, which is
+	// all tenant isolation reads; forcing marks the hosts with an
+	// aggregate that forces the instance type filter's metadata check.
+	tenantViews *hostViews
+	forcing     []bool
+	// keyViews caches host views by metadata key set (hostviews.go).
+	keyViews keyViews
+	// isolating lists the aggregates isolate_aggregates may forbid, and
+	// prefixAggs caches the aggregates with a key prefix (request_filters.go).
+	isolating  []isolatingAggregate
+	prefixAggs struct {
+		mu sync.Mutex
+		m  map[string][]int32
+	}
+	// nameHeads are the distinct first two bytes of the host names (nil
+	// when there are too many to be useful): a reason that contains none
+	// of them names no host.
+	nameHeads []string
 
 	flavorByName map[string]*models.Flavor
 	flavorByID   map[string]*models.Flavor
@@ -82,6 +104,27 @@ func NewSnapshot(w *models.World) (*Snapshot, error) {
 	for rank, h := range byName {
 		s.nameRank[h] = int32(rank)
 	}
+	s.byName = byName
+	s.nameHeads = nameHeads(s.hosts)
+	s.isolating = isolatingAggregates(s)
+	s.tenantViews = buildViews(s, IsTenantKey)
+	tenants := make([]*hostTenants, len(s.tenantViews.reps))
+	for v, rep := range s.tenantViews.reps {
+		tenants[v] = newHostTenants(&s.hosts[rep])
+	}
+	for i, v := range s.tenantViews.of {
+		s.hosts[i].tenants = tenants[v]
+	}
+	forcingAgg := make([]bool, ix.NumAggregates())
+	for a := range forcingAgg {
+		forcingAgg[a] = forcesMetadataCheck(ix.Aggregate(a))
+	}
+	s.forcing = make([]bool, len(hostIdx))
+	for i, h := range hostIdx {
+		for _, a := range ix.AggregatesOf(int(h)) {
+			s.forcing[i] = s.forcing[i] || forcingAgg[a]
+		}
+	}
 	for i := range w.Flavors {
 		f := &w.Flavors[i]
 		s.flavorByName[f.Name] = f
@@ -111,6 +154,43 @@ func NewSnapshot(w *models.World) (*Snapshot, error) {
 		}
 	}
 	return s, nil
+}
+
+// maxNameHeads bounds nameHeads: beyond it a reason is checked host by host.
+const maxNameHeads = 16
+
+func nameHeads(hosts []HostState) []string {
+	seen := map[string]bool{}
+	var heads []string
+	for i := range hosts {
+		name := hosts[i].Provider.Name
+		if name == "" {
+			continue
+		}
+		head := name[:min(2, len(name))]
+		if !seen[head] {
+			if len(heads) == maxNameHeads {
+				return nil
+			}
+			seen[head] = true
+			heads = append(heads, head)
+		}
+	}
+	return heads
+}
+
+// mayNameHost reports whether text may contain a host's name; false is
+// certain.
+func (s *Snapshot) mayNameHost(text string) bool {
+	if s.nameHeads == nil {
+		return true
+	}
+	for _, h := range s.nameHeads {
+		if strings.Contains(text, h) {
+			return true
+		}
+	}
+	return false
 }
 
 // aggregateAZ is the aggregate's availability zone: the field, or nova's

@@ -1,7 +1,7 @@
 package scheduling
 
 import (
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -15,12 +15,16 @@ type Trace struct {
 	Truncated      bool                `json:"truncated"`
 	Error          *string             `json:"error"`
 
-	// outcomes holds every host's result even when Limit cut Hosts, so
-	// that DiffTraces can compare complete answers. Not serialised.
-	outcomes []hostOutcome
-	// reasonOf builds the reason of host i's outcome when it was left
-	// empty (placement reasons are built on demand).
-	reasonOf func(i int) string
+	// Selections names the host of each instance of a multi-create request,
+	// in order (nova's selections); empty for a single instance.
+	Selections []string `json:"selections,omitempty"`
+
+	// outcomesFn builds every host's result even when Limit cut Hosts, so
+	// that DiffTraces can compare complete answers; only diffs need it, so
+	// it is built on demand, and reasonOf builds the reason of host i only
+	// for the hosts a diff reports. Not serialised.
+	outcomesFn func() []hostOutcome
+	reasonOf   func(i int) string
 }
 
 // ProviderEntry is one provider's fate.
@@ -44,7 +48,10 @@ type HostEntry struct {
 	Stage  string   `json:"stage,omitempty"`
 	Reason string   `json:"reason,omitempty"`
 	Weight *float64 `json:"weight,omitempty"`
-	Checks []Check  `json:"checks"`
+	// Instances counts the instances of a multi-create request placed on
+	// the host.
+	Instances int     `json:"instances,omitempty"`
+	Checks    []Check `json:"checks"`
 }
 
 // Check is one stage's verdict (Passed) or one weigher's score (Weight,
@@ -95,6 +102,17 @@ type hostOutcome struct {
 	Passed bool
 	Stage  string
 	Reason string
+	// of and i build Reason when it was left empty.
+	of *Trace
+	i  int
+}
+
+// reason is the outcome's reason, built on demand.
+func (o hostOutcome) reason() string {
+	if o.Reason == "" && !o.Passed && o.of != nil && o.of.reasonOf != nil {
+		return o.of.reasonOf(o.i)
+	}
+	return o.Reason
 }
 
 // reasonCounter groups reasons per stage, keeping first-seen order for
@@ -102,19 +120,55 @@ type hostOutcome struct {
 type reasonCounter struct {
 	groups []*ReasonGroup
 	index  map[[2]string]*ReasonGroup
+	// Groups and their examples are carved from blocks: tenant isolation
+	// alone can make thousands of groups per request.
+	slab     []ReasonGroup
+	examples []string
+}
+
+// reserve makes room for about n more groups.
+func (c *reasonCounter) reserve(n int) {
+	m := make(map[[2]string]*ReasonGroup, len(c.index)+n)
+	for k, g := range c.index {
+		m[k] = g
+	}
+	c.index = m
+}
+
+// newGroup returns an empty group with room for maxExamples examples.
+func (c *reasonCounter) newGroup(stage, reason string) *ReasonGroup {
+	if len(c.slab) == 0 {
+		c.slab = make([]ReasonGroup, 128)
+		c.examples = make([]string, 128*maxExamples)
+	}
+	g := &c.slab[0]
+	c.slab = c.slab[1:]
+	*g = ReasonGroup{Stage: stage, Reason: reason, Examples: c.examples[:0:maxExamples]}
+	c.examples = c.examples[maxExamples:]
+	return g
 }
 
 func (c *reasonCounter) add(stage, reason, example string) {
+	c.group(stage, reason).note(example)
+}
+
+// group finds or makes the group of a reason, without counting anything.
+func (c *reasonCounter) group(stage, reason string) *ReasonGroup {
 	if c.index == nil {
 		c.index = map[[2]string]*ReasonGroup{}
 	}
 	key := [2]string{stage, reason}
 	g := c.index[key]
 	if g == nil {
-		g = &ReasonGroup{Stage: stage, Reason: reason, Examples: []string{}}
+		g = c.newGroup(stage, reason)
 		c.index[key] = g
 		c.groups = append(c.groups, g)
 	}
+	return g
+}
+
+// note counts one more exclusion in g.
+func (g *ReasonGroup) note(example string) {
 	g.Count++
 	if len(g.Examples) < maxExamples {
 		g.Examples = append(g.Examples, example)
@@ -143,11 +197,22 @@ func (c *reasonCounter) addGroup(g ReasonGroup) {
 
 // sorted returns the groups, largest first.
 func (c *reasonCounter) sorted() []ReasonGroup {
-	out := make([]ReasonGroup, len(c.groups))
-	for i, g := range c.groups {
-		out[i] = *g
+	// Tenant isolation alone can make thousands of groups: sort positions,
+	// ties in first-seen order, rather than stable-sort the structs.
+	order := make([]int32, len(c.groups))
+	for i := range order {
+		order[i] = int32(i)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Count > out[j].Count })
+	slices.SortFunc(order, func(a, b int32) int {
+		if d := c.groups[b].Count - c.groups[a].Count; d != 0 {
+			return d
+		}
+		return int(a - b)
+	})
+	out := make([]ReasonGroup, len(order))
+	for i, g := range order {
+		out[i] = *c.groups[g]
+	}
 	return out
 }
 
@@ -166,12 +231,11 @@ func (t *Trace) hostOutcomes() (map[string]hostOutcome, bool) {
 	if t == nil {
 		return map[string]hostOutcome{}, true
 	}
-	if t.outcomes != nil {
-		out := make(map[string]hostOutcome, len(t.outcomes))
-		for i, o := range t.outcomes {
-			if !o.Passed && o.Reason == "" && t.reasonOf != nil {
-				o.Reason = t.reasonOf(i)
-			}
+	if t.outcomesFn != nil {
+		all := t.outcomesFn()
+		out := make(map[string]hostOutcome, len(all))
+		for i, o := range all {
+			o.of, o.i = t, i
 			out[o.Name] = o
 		}
 		return out, true

@@ -433,7 +433,7 @@ func QuotaList(p views.Page, l QuotaListProps) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "<div class=\"table-wrap\"><table data-testid=\"quota-table\"><thead><tr><th>Project</th><th>Server groups limit</th><th>Groups owned</th><th>Members per group limit</th><th>Largest group</th><th>Servers</th><th>Users</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "<div class=\"table-wrap\"><table data-testid=\"quota-table\"><thead><tr><th>Project</th><th>Server groups limit</th><th>Groups owned</th><th>Members per group limit</th><th>Members in largest group</th><th>Servers</th><th>Users</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

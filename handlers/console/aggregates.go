@@ -37,7 +37,9 @@ func (h *Handler) AggregateList(c echo.Context) error {
 		sortKey, desc = "", false
 	}
 	offset, limit := handlers.Paging(c, handlers.DefaultPageSize)
-	aggs, total, err := h.store().ListAggregates(ctx, store.AggregateQuery{Search: search, Sort: sortKey, Desc: desc, Offset: offset, Limit: limit})
+	// Counted, not loaded: a page holding the zone aggregates of a big
+	// cloud would otherwise read tens of thousands of memberships.
+	aggs, total, err := h.store().ListAggregateSummaries(ctx, store.AggregateQuery{Search: search, Sort: sortKey, Desc: desc, Offset: offset, Limit: limit})
 	if err != nil {
 		return err
 	}
@@ -47,11 +49,11 @@ func (h *Handler) AggregateList(c echo.Context) error {
 	}
 	rows := make([]cv.AggregateRow, len(aggs))
 	for i := range aggs {
-		a := &aggs[i]
+		a := &aggs[i].Aggregate
 		resv := reservationIDs(a.Metadata, st.RequiredMemberPrefix)
 		rows[i] = cv.AggregateRow{
 			UUID: a.UUID, Name: a.Name, AZ: deref(a.AvailabilityZone),
-			Members: len(a.Members), MetadataKeys: len(a.Metadata), Updated: a.UpdatedAt,
+			Members: aggs[i].MemberCount, MetadataKeys: len(a.Metadata), Updated: a.UpdatedAt,
 			Tenants: tagValues(tenantTags(a.Metadata)), FreePool: isFreePool(a, resv),
 		}
 		for _, id := range resv {
@@ -325,6 +327,40 @@ func newResolver(h *Handler, c echo.Context) *resolver {
 	return &resolver{h: h, c: c, cache: map[string]*models.Provider{}}
 }
 
+// prefetch loads the providers in uuids that are not cached yet, and their
+// ancestors (for the paths rows show), one query per tree level instead of
+// one per provider.
+func (r *resolver) prefetch(uuids []string) error {
+	for len(uuids) > 0 {
+		var missing []string
+		for _, u := range uuids {
+			if _, ok := r.cache[u]; !ok {
+				missing = append(missing, u)
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		found, err := r.h.store().ProvidersByUUID(r.c.Request().Context(), missing)
+		if err != nil {
+			return err
+		}
+		uuids = nil
+		for _, u := range missing {
+			p, ok := found[u]
+			if !ok {
+				r.cache[u] = nil
+				continue
+			}
+			r.cache[u] = &p
+			if p.ParentUUID != nil {
+				uuids = append(uuids, *p.ParentUUID)
+			}
+		}
+	}
+	return nil
+}
+
 func (r *resolver) get(uuid string) (*models.Provider, error) {
 	if p, ok := r.cache[uuid]; ok {
 		return p, nil
@@ -366,6 +402,9 @@ func (r *resolver) row(p *models.Provider) (cv.MemberRow, error) {
 }
 
 func (r *resolver) rows(uuids []string) ([]cv.MemberRow, error) {
+	if err := r.prefetch(uuids); err != nil {
+		return nil, err
+	}
 	out := make([]cv.MemberRow, 0, len(uuids))
 	for _, u := range uuids {
 		p, err := r.get(u)
@@ -399,6 +438,12 @@ func (r *resolver) hostNames(uuids []string) ([]string, bool, error) {
 		if i >= hostScanLimit && len(out) > 0 {
 			complete = false
 			break
+		}
+		if i%hostScanLimit == 0 {
+			// Look the members up a scan's worth at a time.
+			if err := r.prefetch(uuids[i:min(len(uuids), i+hostScanLimit)]); err != nil {
+				return nil, false, err
+			}
 		}
 		p, err := r.get(u)
 		if err != nil {

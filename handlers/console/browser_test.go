@@ -152,3 +152,53 @@ func TestBrowserAggregateAndGroup(t *testing.T) {
 		t.Errorf("group list lacks the new group: %q", rows)
 	}
 }
+
+// TestBrowserProviderKindFilter: choosing a kind swaps the provider list
+// in place (htmx) and puts the filter in the address; typing a search then
+// keeps the filter, because the live search sends the whole form.
+func TestBrowserProviderKindFilter(t *testing.T) {
+	app := webtest.Start(t)
+	b := webtest.NewBrowser(t, app)
+	if err := b.Login(b.Ctx); err != nil {
+		t.Fatalf("login: %v", err)
+	}
+	step := func(actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(b.Ctx, stepTimeout)
+		defer cancel()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			t.Fatalf("browser: %v", err)
+		}
+	}
+	count := func(id string) string {
+		return `document.querySelectorAll('[data-testid="` + id + `"]').length`
+	}
+	step(
+		chromedp.Navigate(app.URL+"/providers"),
+		chromedp.WaitVisible(webtest.TestID("provider-tree")),
+		// A page load marker: a full navigation would drop it, an htmx swap
+		// keeps it.
+		chromedp.Evaluate[chromedp.Void](`window.stayed = true`),
+		chromedp.SetValue(chromedp.ID("f-kind"), "sharing"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('f-kind').dispatchEvent(new Event('change', {bubbles: true}))`),
+		chromedp.Poll[chromedp.Void](count("node-sharing")+` === 2 && `+count("node-host")+` === 0`),
+	)
+	loc, err := chromedp.Run(b.Ctx, chromedp.Location())
+	if err != nil || !strings.Contains(loc, "kind=sharing") {
+		t.Errorf("address after choosing a kind: %q, %v", loc, err)
+	}
+	step(
+		chromedp.SendKeys(chromedp.ID("f-q"), "ss1"),
+		chromedp.Poll[chromedp.Void](count("provider-match")+` === 1`),
+	)
+	if got := b.Text(webtest.TestID("provider-name")); got != "ss1" {
+		t.Errorf("search with the filter found %q", got)
+	}
+	loc, err = chromedp.Run(b.Ctx, chromedp.Location())
+	if err != nil || !strings.Contains(loc, "kind=sharing") || !strings.Contains(loc, "q=ss1") {
+		t.Errorf("address after the search: %q, %v", loc, err)
+	}
+	if stayed, err := chromedp.Run(b.Ctx, chromedp.Evaluate[bool](`window.stayed === true`)); err != nil || !stayed {
+		t.Errorf("the page reloaded instead of swapping the list (%v)", err)
+	}
+}

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -70,48 +69,12 @@ func Register(g *echo.Group, env *handlers.Env) {
 
 	g.GET("/settings", h.Settings)
 	g.POST("/settings", h.SettingsSave, admin)
+	h.registerQuotas(g)
 }
 
 // Handler serves the console pages.
 type Handler struct {
-	env   *handlers.Env
-	names nameCache
-}
-
-// nameCache remembers aggregate names for one store revision: the provider
-// tree shows a few aggregates per provider, and loading an aggregate loads
-// its members — thousands for a zone. Any write moves the revision and
-// empties the cache, so a rename shows at once.
-type nameCache struct {
-	mu    sync.Mutex
-	rev   int64
-	names map[string]string // uuid → name; "" for no such aggregate
-}
-
-// aggregateName returns an aggregate's name, or ok=false when it is gone.
-func (h *Handler) aggregateName(c echo.Context, rev int64, uuid string) (string, bool, error) {
-	h.names.mu.Lock()
-	if h.names.rev != rev || h.names.names == nil || len(h.names.names) > 100000 {
-		h.names.rev, h.names.names = rev, map[string]string{}
-	}
-	name, hit := h.names.names[uuid]
-	h.names.mu.Unlock()
-	if hit {
-		return name, name != "", nil
-	}
-	a, err := h.store().GetAggregate(c.Request().Context(), uuid)
-	switch {
-	case err == nil:
-		name = a.Name
-	case models.KindOf(err) != models.NotFound:
-		return "", false, err
-	}
-	h.names.mu.Lock()
-	if h.names.rev == rev {
-		h.names.names[uuid] = name
-	}
-	h.names.mu.Unlock()
-	return name, name != "", nil
+	env *handlers.Env
 }
 
 func (h *Handler) store() *store.Store { return h.env.Store }

@@ -385,3 +385,74 @@ func TestSettingsPage(t *testing.T) {
 }
 
 func itoaGen(g int64) string { return gen(g) }
+
+// The kind filter finds sharing providers (and hosts, and children) however
+// far down the name order they sit on a big cloud.
+func TestProviderKindFilter(t *testing.T) {
+	a := newApp(t)
+	c := a.as("rita")
+	topNames := func(r *response) []string {
+		return r.Doc(t).Find(sel("provider-tree") + " > li > .node-line " + sel("node-name")).Map(func(_ int, x *goqSel) string { return strings.TrimSpace(x.Text()) })
+	}
+	cases := []struct {
+		path  string
+		trees []string // top-level nodes, when shown as trees
+		flat  int      // rows, when shown as a flat list
+		kinds string   // the kind badge every top-level node or row has
+		pager string
+	}{
+		{"/providers?kind=sharing", []string{"ss1", "ss2"}, 0, "sharing", "1–2 of 2"},
+		{"/providers?kind=host&limit=3", []string{"cn1", "cn2", "cn3"}, 0, "host", "1–3 of 8"},
+		{"/providers?kind=child&limit=5&offset=5", nil, 5, "child", "6–10 of 16"},
+		{"/providers?kind=sharing&q=s", nil, 2, "sharing", "1–2 of 2"},
+		{"/providers?kind=host&q=numa", nil, 0, "", ""},
+	}
+	for _, tc := range cases {
+		r := c.get(tc.path)
+		if r.StatusCode != http.StatusOK {
+			t.Fatalf("%s: status %d", tc.path, r.StatusCode)
+		}
+		if tc.trees != nil {
+			if got := topNames(r); !slices.Equal(got, tc.trees) {
+				t.Errorf("%s: trees %v, want %v", tc.path, got, tc.trees)
+			}
+			if n := r.Count(t, "node-"+tc.kinds); n < len(tc.trees) {
+				t.Errorf("%s: %d %s nodes", tc.path, n, tc.kinds)
+			}
+		} else {
+			if n := r.Count(t, "provider-match"); n != tc.flat {
+				t.Errorf("%s: %d rows, want %d", tc.path, n, tc.flat)
+			}
+			r.Doc(t).Find(sel("provider-match") + " td:nth-child(2) .badge").Each(func(_ int, x *goqSel) {
+				if !x.HasClass("kind-" + tc.kinds) {
+					t.Errorf("%s: row kind badge %q", tc.path, x.Text())
+				}
+			})
+		}
+		if tc.pager != "" && r.Text(t, "pager-range") != tc.pager {
+			t.Errorf("%s: pager %q, want %q", tc.path, r.Text(t, "pager-range"), tc.pager)
+		}
+		if tc.pager == "" && r.Count(t, "provider-empty") != 1 {
+			t.Errorf("%s: no empty-list message", tc.path)
+		}
+		// The filter shows what is selected, so paging and searching keep it.
+		kind := r.Doc(t).Find(sel("provider-kind-filter")+" option[selected]").AttrOr("value", "")
+		if want := r.Request.URL.Query().Get("kind"); kind != want {
+			t.Errorf("%s: filter shows %q, want %q", tc.path, kind, want)
+		}
+	}
+	// Sharing providers listed flat still say which trees they serve.
+	s := c.get("/providers?kind=sharing&q=ss1")
+	if got := strings.Join(s.Texts(t, "served-tree"), ","); got != "cn2" {
+		t.Errorf("ss1 in the flat list serves %q, want cn2", got)
+	}
+	// Paging links carry the filter.
+	h := c.get("/providers?kind=host&limit=3")
+	if next := h.Doc(t).Find(sel("pager-next")).AttrOr("href", ""); !strings.Contains(next, "kind=host") {
+		t.Errorf("next page link %q lacks the filter", next)
+	}
+	// An unknown kind shows every root, as without a filter.
+	if got := topNames(c.get("/providers?kind=compute")); len(got) != 10 {
+		t.Errorf("unknown kind shows %d roots, want 10", len(got))
+	}
+}

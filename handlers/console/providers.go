@@ -17,169 +17,161 @@ import (
 // servesShown caps the trees listed for one sharing provider.
 const servesShown = 8
 
-// treeBuilder assembles provider trees for one request, looking each
-// aggregate up once.
-type treeBuilder struct {
-	h    *Handler
-	c    echo.Context
-	rev  int64 // the store revision the page is built at (for names)
-	aggs map[string]*models.Aggregate
+// providerKindLabels are the provider page's kind filter: the store's kinds
+// with the words the page uses for them.
+var providerKindLabels = []views.Option{
+	{Value: "", Label: "All roots"},
+	{Value: store.ProviderKindHost, Label: "Hosts"},
+	{Value: store.ProviderKindSharing, Label: "Sharing providers"},
+	{Value: store.ProviderKindChild, Label: "Children"},
 }
 
-func newTreeBuilder(h *Handler, c echo.Context) (*treeBuilder, error) {
-	// Read the revision first: names cached under it are at least as new.
-	rev, err := h.store().Revision(c.Request().Context())
+// treeBuilder assembles provider nodes for one page. Every provider the
+// page shows is loaded first, so that their aggregates, the names of those
+// and the hosts the sharing ones serve take one query each, whatever the
+// number of providers.
+type treeBuilder struct {
+	aggsOf map[string][]string          // provider uuid → aggregate uuids
+	names  map[string]string            // aggregate uuid → name
+	serves map[string]store.SharedHosts // sharing provider uuid → hosts served
+}
+
+func newTreeBuilder(h *Handler, c echo.Context, shown []models.Provider) (*treeBuilder, error) {
+	ctx := c.Request().Context()
+	ids := make([]string, len(shown))
+	for i := range shown {
+		ids[i] = shown[i].UUID
+	}
+	aggsOf, err := h.store().AggregatesOfProviders(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
-	return &treeBuilder{h: h, c: c, rev: rev, aggs: map[string]*models.Aggregate{}}, nil
-}
-
-func (b *treeBuilder) aggregate(uuid string) (*models.Aggregate, error) {
-	if a, ok := b.aggs[uuid]; ok {
-		return a, nil
+	var aggIDs []string
+	for _, list := range aggsOf {
+		aggIDs = append(aggIDs, list...)
 	}
-	a, err := b.h.store().GetAggregate(b.c.Request().Context(), uuid)
-	if err != nil && models.KindOf(err) != models.NotFound {
+	names, err := h.store().AggregateNames(ctx, aggIDs)
+	if err != nil {
 		return nil, err
 	}
-	b.aggs[uuid] = a
-	return a, nil
+	var sharing []string
+	for i := range shown {
+		if shown[i].IsSharing() {
+			sharing = append(sharing, shown[i].UUID)
+		}
+	}
+	serves, err := h.store().HostsSharingWith(ctx, sharing, servesShown)
+	if err != nil {
+		return nil, err
+	}
+	return &treeBuilder{aggsOf: aggsOf, names: names, serves: serves}, nil
 }
 
 // node describes p: kind, aggregates and, for a sharing provider, the
-// trees it serves (roots sharing one of its aggregates).
-func (b *treeBuilder) node(p models.Provider) (cv.ProviderNode, error) {
+// trees it serves (hosts sharing one of its aggregates).
+func (b *treeBuilder) node(p models.Provider) cv.ProviderNode {
 	n := cv.ProviderNode{P: p, Kind: providerKind(&p)}
-	uuids, _, err := b.h.store().ProviderAggregates(b.c.Request().Context(), p.UUID)
-	if err != nil {
-		return n, err
-	}
-	serves := map[string]bool{}
-	for _, u := range uuids {
-		name, ok, err := b.h.aggregateName(b.c, b.rev, u)
-		if err != nil {
-			return n, err
-		}
-		if !ok {
-			continue
-		}
-		n.Aggregates = append(n.Aggregates, cv.NamedRef{UUID: u, Name: name})
-		if n.Kind != "sharing" {
-			continue
-		}
-		// Only sharing providers need the members: the trees they serve.
-		a, err := b.aggregate(u)
-		if err != nil {
-			return n, err
-		}
-		if a == nil {
-			continue
-		}
-		for _, m := range a.Members {
-			if m != p.UUID {
-				serves[m] = true
-			}
+	for _, u := range b.aggsOf[p.UUID] {
+		if name, ok := b.names[u]; ok {
+			n.Aggregates = append(n.Aggregates, cv.NamedRef{UUID: u, Name: name})
 		}
 	}
 	sort.Slice(n.Aggregates, func(i, j int) bool { return n.Aggregates[i].Name < n.Aggregates[j].Name })
-	if len(serves) > 0 {
-		if err := b.fillServes(&n, serves); err != nil {
-			return n, err
+	if n.Kind == "sharing" {
+		sh := b.serves[p.UUID]
+		for _, q := range sh.Hosts {
+			n.Serves = append(n.Serves, cv.NamedRef{UUID: q.UUID, Name: q.Name})
 		}
+		n.MoreServes = sh.Total - len(sh.Hosts)
 	}
-	return n, nil
+	return n
 }
 
-// fillServes keeps the members that are hosts: a sharing provider serves
-// the trees whose root shares an aggregate with it.
-func (b *treeBuilder) fillServes(n *cv.ProviderNode, members map[string]bool) error {
-	ids := make([]string, 0, len(members))
-	for m := range members {
-		ids = append(ids, m)
-	}
-	sort.Strings(ids)
-	var hosts []cv.NamedRef
-	for _, id := range ids {
-		q, err := b.h.store().GetProvider(b.c.Request().Context(), id)
-		if err != nil {
-			if models.KindOf(err) == models.NotFound {
-				continue
-			}
-			return err
-		}
-		if q.IsHost() {
-			hosts = append(hosts, cv.NamedRef{UUID: q.UUID, Name: q.Name})
+// subtree builds p's node with its descendants, children listing
+// providers by parent.
+func (b *treeBuilder) subtree(p models.Provider, children map[string][]models.Provider) cv.ProviderNode {
+	n := b.node(p)
+	for _, q := range children[p.UUID] {
+		if q.UUID != p.UUID {
+			n.Children = append(n.Children, b.subtree(q, children))
 		}
 	}
-	sort.Slice(hosts, func(i, j int) bool { return hosts[i].Name < hosts[j].Name })
-	if len(hosts) > servesShown {
-		n.MoreServes = len(hosts) - servesShown
-		hosts = hosts[:servesShown]
-	}
-	n.Serves = hosts
-	return nil
+	return n
 }
 
-// tree builds root's whole tree.
-func (b *treeBuilder) tree(root models.Provider) (cv.ProviderNode, error) {
-	all, _, err := b.h.store().ListProviders(b.c.Request().Context(), store.ProviderQuery{InTree: root.UUID})
-	if err != nil {
-		return cv.ProviderNode{}, err
-	}
-	return b.subtree(root, all)
-}
-
-func (b *treeBuilder) subtree(p models.Provider, all []models.Provider) (cv.ProviderNode, error) {
-	n, err := b.node(p)
-	if err != nil {
-		return n, err
-	}
+// childrenOf indexes providers by parent (each list in name order, as the
+// store returns them).
+func childrenOf(all []models.Provider) map[string][]models.Provider {
+	children := map[string][]models.Provider{}
 	for _, q := range all {
-		if q.ParentUUID != nil && *q.ParentUUID == p.UUID && q.UUID != p.UUID {
-			child, err := b.subtree(q, all)
-			if err != nil {
-				return n, err
-			}
-			n.Children = append(n.Children, child)
+		if q.ParentUUID != nil {
+			children[*q.ParentUUID] = append(children[*q.ParentUUID], q)
 		}
 	}
-	return n, nil
+	return children
+}
+
+// treesOf loads the whole trees the providers ps sit in, in one query.
+func (h *Handler) treesOf(c echo.Context, ps []models.Provider) ([]models.Provider, error) {
+	roots := make([]string, 0, len(ps))
+	for _, p := range ps {
+		roots = append(roots, p.RootUUID)
+	}
+	all, _, err := h.store().ListProviders(c.Request().Context(), store.ProviderQuery{InTrees: roots})
+	return all, err
 }
 
 // ProviderList shows one page of provider trees, or the providers a search
-// matches (GET /providers). Roots are paged on the server, so a cloud of
-// 100,000 providers renders one page, never all of them.
+// or kind filter selects (GET /providers?q=&kind=). Providers are paged on
+// the server, so a cloud of 100,000 providers renders one page, never all
+// of them.
 func (h *Handler) ProviderList(c echo.Context) error {
 	ctx := c.Request().Context()
 	search, _, _ := queryList(c)
+	kind := c.QueryParam("kind")
+	if !slices.Contains(store.ProviderKinds, kind) || kind == store.ProviderKindRoot {
+		kind = ""
+	}
 	offset, limit := handlers.Paging(c, handlers.DefaultPageSize)
-	q := store.ProviderQuery{Search: search, Offset: offset, Limit: limit, RootsOnly: search == ""}
+	// Without a search, hosts and sharing providers are shown as trees
+	// from the top; children, and anything searched for, as a flat list
+	// with each provider's place in its tree.
+	asTrees := search == "" && kind != store.ProviderKindChild
+	q := store.ProviderQuery{Search: search, Kind: kind, Offset: offset, Limit: limit, RootsOnly: asTrees && kind == ""}
 	provs, total, err := h.store().ListProviders(ctx, q)
 	if err != nil {
 		return err
 	}
-	b, err := newTreeBuilder(h, c)
+	all, err := h.treesOf(c, provs)
 	if err != nil {
 		return err
 	}
-	d := cv.ProviderListProps{List: cv.ListState{Path: "/providers", Search: search,
-		Pager: views.Pager{Offset: offset, Limit: limit, Total: total, Path: "/providers", Query: c.QueryParams()}}}
-	if search == "" {
+	d := cv.ProviderListProps{
+		List: cv.ListState{Path: "/providers", Search: search,
+			Pager: views.Pager{Offset: offset, Limit: limit, Total: total, Path: "/providers", Query: c.QueryParams()}},
+		Kind: kind, Kinds: providerKindLabels, AsTrees: asTrees,
+	}
+	if asTrees {
+		// The page shows each tree whole, so load names for all of it.
+		b, err := newTreeBuilder(h, c, all)
+		if err != nil {
+			return err
+		}
+		children := childrenOf(all)
 		for _, p := range provs {
-			n, err := b.tree(p)
-			if err != nil {
-				return err
-			}
-			d.Roots = append(d.Roots, n)
+			d.Roots = append(d.Roots, b.subtree(p, children))
 		}
 	} else {
+		b, err := newTreeBuilder(h, c, provs)
+		if err != nil {
+			return err
+		}
 		res := newResolver(h, c)
+		for i := range all {
+			res.cache[all[i].UUID] = &all[i]
+		}
 		for i := range provs {
-			n, err := b.node(provs[i])
-			if err != nil {
-				return err
-			}
+			n := b.node(provs[i])
 			row, err := res.row(&provs[i])
 			if err != nil {
 				return err
@@ -202,18 +194,15 @@ func (h *Handler) ProviderDetail(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	b, err := newTreeBuilder(h, c)
-	if err != nil {
-		return err
-	}
 	all, _, err := h.store().ListProviders(ctx, store.ProviderQuery{InTree: p.RootUUID})
 	if err != nil {
 		return err
 	}
-	n, err := b.subtree(*p, all)
+	b, err := newTreeBuilder(h, c, all)
 	if err != nil {
 		return err
 	}
+	n := b.subtree(*p, childrenOf(all))
 	d := cv.ProviderDetailProps{Node: n}
 	for _, q := range all {
 		if p.ParentUUID != nil && q.UUID == *p.ParentUUID {

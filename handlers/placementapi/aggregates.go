@@ -60,9 +60,10 @@ func (api *API) getAggregates(c echo.Context) error {
 }
 
 // setAggregates is PUT /resource_providers/{uuid}/aggregates: a bare list
-// below 1.19; from 1.19 an object with the provider generation, checked
-// (409 placement.concurrent_update) and incremented. Unknown aggregate
-// uuids are created on demand, as Placement does.
+// below 1.19, which leaves the provider generation alone; from 1.19 an
+// object with the provider generation, checked (409
+// placement.concurrent_update) and incremented. Unknown aggregate uuids are
+// created on demand, as Placement does.
 func (api *API) setAggregates(c echo.Context) error {
 	v := version(c)
 	if !v.AtLeast(1) {
@@ -95,7 +96,13 @@ func (api *API) setAggregates(c echo.Context) error {
 			return perr
 		}
 	}
-	newGen, err := api.env.Store.SetProviderAggregates(c.Request().Context(), handlers.Actor(c), id, gen, aggs)
+	var keep []store.WriteOption
+	if !v.AtLeast(19) {
+		// Placement moves the generation only from 1.19, where the answer
+		// carries it.
+		keep = append(keep, store.KeepGeneration())
+	}
+	newGen, err := api.env.Store.SetProviderAggregates(c.Request().Context(), handlers.Actor(c), id, gen, aggs, keep...)
 	if err != nil {
 		var ce *models.Error
 		switch {

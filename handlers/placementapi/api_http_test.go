@@ -373,10 +373,15 @@ func TestAggregatesAPI(t *testing.T) {
 		if strings.Join(names(t, r), ",") != "child2" {
 			t.Errorf("member_of after PUT: %s", r.Body)
 		}
-		// Legacy PUT: a bare list, no generation in the answer.
+		// Legacy PUT: a bare list, no generation in the answer, and the
+		// generation does not move (Placement increments it only from 1.19).
 		r = a.must(200, "PUT", path, "1.18", []string{aggA})
 		if strings.TrimSpace(string(r.Body)) != `{"aggregates":["`+aggA+`"]}` {
 			t.Errorf("1.18 PUT: %s", r.Body)
+		}
+		r = a.must(200, "GET", path, "1.19", nil)
+		if m := r.json(t); m["resource_provider_generation"] != float64(2) || len(m["aggregates"].([]any)) != 1 {
+			t.Errorf("GET after the 1.18 PUT: %s (generation must stay 2)", r.Body)
 		}
 		if r := a.call("PUT", "/resource_providers/99999999-9999-4999-8999-999999999999/aggregates", "1.18", a.Admin, []string{}); r.Status != 404 {
 			t.Errorf("unknown provider: %d %s", r.Status, r.Body)

@@ -257,6 +257,10 @@ func Generate(cfg Config) *models.World {
 			ProjectID: g.project(cfg), UserID: "user-1", Host: w.Providers[hostIdx[h]].Name})
 	}
 	policies := []string{models.PolicyAntiAffinity, models.PolicyAffinity, models.PolicySoftAntiAffinity, models.PolicySoftAffinity}
+	// A server is in at most one group, as in Nova. A draw that hits a
+	// server an earlier group holds is skipped rather than redrawn, so the
+	// random stream — and every uuid after it — is the same as it always was.
+	grouped := make(map[string]bool, cfg.ServerGroups*4)
 	for i := 0; i < cfg.ServerGroups; i++ {
 		grp := models.ServerGroup{UUID: g.uuid(), Name: fmt.Sprintf("group-%d", i), ProjectID: g.project(cfg),
 			UserID: "user-1", Policy: policies[i%len(policies)], Rules: map[string]int{}}
@@ -266,10 +270,16 @@ func Generate(cfg Config) *models.World {
 		var members []string
 		if len(w.Servers) > 0 {
 			for j, n := 0, 2+g.r.IntN(7); j < n; j++ {
-				members = append(members, w.Servers[g.r.IntN(len(w.Servers))].UUID)
+				if u := w.Servers[g.r.IntN(len(w.Servers))].UUID; !grouped[u] {
+					grouped[u] = true
+					members = append(members, u)
+				}
 			}
 		}
-		grp.Members = uniq(members)
+		if members == nil {
+			members = []string{}
+		}
+		grp.Members = members
 		w.ServerGroups = append(w.ServerGroups, grp)
 	}
 	return w

@@ -63,3 +63,44 @@ func TestSmallIsDeterministicAndConsistent(t *testing.T) {
 		}
 	}
 }
+
+// A server is in one server group at most (Nova refuses a second one, and
+// so does the store); every member is a generated server.
+func TestServerGroupsDoNotShareServers(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"small", Small()},
+		{"default", Default()},
+		{"crowded", Config{Seed: 3, Hosts: 4, Servers: 10, ServerGroups: 30, Projects: 2}},
+	} {
+		w := Generate(tc.cfg)
+		servers := map[string]bool{}
+		for _, s := range w.Servers {
+			servers[s.UUID] = true
+		}
+		owner := map[string]string{}
+		members := 0
+		for _, g := range w.ServerGroups {
+			if g.Members == nil {
+				t.Errorf("%s: group %s has nil members", tc.name, g.Name)
+			}
+			for _, m := range g.Members {
+				if !servers[m] {
+					t.Errorf("%s: group %s has unknown member %s", tc.name, g.Name, m)
+				}
+				if other, ok := owner[m]; ok {
+					t.Errorf("%s: server %s is in %s and %s", tc.name, m, other, g.Name)
+				}
+				owner[m] = g.Name
+				members++
+			}
+		}
+		// Groups still have members: at least two draws per group, so the
+		// skipped repeats must not empty them.
+		if min(tc.cfg.ServerGroups*2, tc.cfg.Servers) > 0 && members < min(tc.cfg.ServerGroups, tc.cfg.Servers) {
+			t.Errorf("%s: only %d grouped servers over %d groups", tc.name, members, len(w.ServerGroups))
+		}
+	}
+}

@@ -33,12 +33,54 @@ const azKey = "availability_zone"
 // ListAggregates returns one page of aggregates (members loaded) and the
 // total number matching the query.
 func (s *Store) ListAggregates(ctx context.Context, q AggregateQuery) ([]models.Aggregate, int, error) {
-	const op = "store.ListAggregates"
+	var out []models.Aggregate
+	total, err := s.listAggregates(ctx, q, &out, loadMembers)
+	if err != nil {
+		return nil, 0, mapErr("store.ListAggregates", err)
+	}
+	return out, total, nil
+}
+
+// AggregateSummary is an aggregate as a list shows it: its members counted,
+// not loaded (Aggregate.Members stays empty).
+type AggregateSummary struct {
+	models.Aggregate
+	MemberCount int
+}
+
+// ListAggregateSummaries is ListAggregates for list pages: members are
+// counted by one grouped query instead of loaded, so a page holding zone
+// aggregates with thousands of hosts costs no more than any other page.
+func (s *Store) ListAggregateSummaries(ctx context.Context, q AggregateQuery) ([]AggregateSummary, int, error) {
+	var aggs []models.Aggregate
+	var counts map[string]int
+	total, err := s.listAggregates(ctx, q, &aggs, func(tx *gorm.DB, aggs []models.Aggregate) error {
+		ids := make([]string, len(aggs))
+		for i := range aggs {
+			normaliseAggregate(&aggs[i])
+			ids[i] = aggs[i].UUID
+		}
+		var err error
+		counts, err = countMembers(tx, ids)
+		return err
+	})
+	if err != nil {
+		return nil, 0, mapErr("store.ListAggregateSummaries", err)
+	}
+	out := make([]AggregateSummary, len(aggs))
+	for i := range aggs {
+		out[i] = AggregateSummary{Aggregate: aggs[i], MemberCount: counts[aggs[i].UUID]}
+	}
+	return out, total, nil
+}
+
+// listAggregates reads one page into out and lets fill complete it inside
+// the same read transaction.
+func (s *Store) listAggregates(ctx context.Context, q AggregateQuery, out *[]models.Aggregate, fill func(*gorm.DB, []models.Aggregate) error) (int, error) {
 	col, ok := aggregateSorts[q.Sort]
 	if !ok {
-		return nil, 0, models.E(models.Invalid, "sort", "cannot sort aggregates by %q", q.Sort)
+		return 0, models.E(models.Invalid, "sort", "cannot sort aggregates by %q", q.Sort)
 	}
-	var out []models.Aggregate
 	var total int64
 	err := s.readTx(ctx, func(tx *gorm.DB) error {
 		base := tx.Model(&models.Aggregate{})
@@ -56,15 +98,34 @@ func (s *Store) ListAggregates(ctx context.Context, q AggregateQuery) ([]models.
 		if col != "id" {
 			order += ", id"
 		}
-		if err := page(base.Order(order), q.Offset, q.Limit).Find(&out).Error; err != nil {
+		if err := page(base.Order(order), q.Offset, q.Limit).Find(out).Error; err != nil {
 			return err
 		}
-		return loadMembers(tx, out)
+		return fill(tx, *out)
 	})
-	if err != nil {
-		return nil, 0, mapErr(op, err)
+	return int(total), err
+}
+
+// countMembers counts the memberships of each aggregate in one grouped
+// query; aggregates without members are absent from the map.
+func countMembers(tx *gorm.DB, aggUUIDs []string) (map[string]int, error) {
+	counts := make(map[string]int, len(aggUUIDs))
+	for rest := aggUUIDs; len(rest) > 0; {
+		n := min(len(rest), 500)
+		var rows []struct {
+			AggregateUUID string
+			N             int
+		}
+		if err := tx.Model(&models.AggregateMember{}).Select("aggregate_uuid, COUNT(*) AS n").
+			Where("aggregate_uuid IN ?", rest[:n]).Group("aggregate_uuid").Scan(&rows).Error; err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			counts[r.AggregateUUID] = r.N
+		}
+		rest = rest[n:]
 	}
-	return out, int(total), nil
+	return counts, nil
 }
 
 // loadMembers fills Members (sorted provider UUIDs) for each aggregate.

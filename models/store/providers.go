@@ -16,35 +16,43 @@ import (
 type ProviderQuery struct {
 	Search    string // substring of name or uuid
 	RootsOnly bool
+	Kind      string // "" (any) or one of the ProviderKind values
 	Name      string // exact name
 	UUID      string // exact uuid
 	InTree    string // root uuid: the whole tree
-	Offset    int
-	Limit     int // <= 0: all
+	// UUIDs and InTrees select by list (InTrees: whole trees by root
+	// uuid). nil means no filter; an empty, non-nil list selects nothing.
+	UUIDs   []string
+	InTrees []string
+	Offset  int
+	Limit   int // <= 0: all
 }
+
+// Provider kinds, as ProviderQuery.Kind. A sharing provider is one with
+// the MISC_SHARES_VIA_AGGREGATE trait wherever it sits; hosts and children
+// are the other roots and non-roots.
+const (
+	ProviderKindRoot    = "root"    // no parent: hosts and sharing roots
+	ProviderKindHost    = "host"    // a root that is not sharing
+	ProviderKindSharing = "sharing" // carries MISC_SHARES_VIA_AGGREGATE
+	ProviderKindChild   = "child"   // has a parent and is not sharing
+)
+
+// ProviderKinds lists the kinds ProviderQuery.Kind accepts, for forms.
+var ProviderKinds = []string{ProviderKindRoot, ProviderKindHost, ProviderKindSharing, ProviderKindChild}
 
 // ListProviders returns one page of providers and the total matching.
 func (s *Store) ListProviders(ctx context.Context, q ProviderQuery) ([]models.Provider, int, error) {
 	var out []models.Provider
 	var total int64
+	if q.Kind != "" && !slices.Contains(ProviderKinds, q.Kind) {
+		return nil, 0, models.E(models.Invalid, "kind", "unknown provider kind %q (want one of %s)", q.Kind, strings.Join(ProviderKinds, ", "))
+	}
+	if (q.UUIDs != nil && len(q.UUIDs) == 0) || (q.InTrees != nil && len(q.InTrees) == 0) {
+		return []models.Provider{}, 0, nil
+	}
 	err := s.readTx(ctx, func(tx *gorm.DB) error {
-		base := tx.Model(&models.Provider{})
-		if q.Search != "" {
-			p := likePattern(q.Search)
-			base = base.Where(`LOWER(name) LIKE ? ESCAPE '\' OR LOWER(uuid) LIKE ? ESCAPE '\'`, p, p)
-		}
-		if q.RootsOnly {
-			base = base.Where("parent_uuid IS NULL")
-		}
-		if q.Name != "" {
-			base = base.Where("name = ?", q.Name)
-		}
-		if q.UUID != "" {
-			base = base.Where("uuid = ?", q.UUID)
-		}
-		if q.InTree != "" {
-			base = base.Where("root_uuid = ?", q.InTree)
-		}
+		base := s.providerFilter(tx, q)
 		if err := base.Session(&gorm.Session{}).Count(&total).Error; err != nil {
 			return err
 		}
@@ -57,6 +65,114 @@ func (s *Store) ListProviders(ctx context.Context, q ProviderQuery) ([]models.Pr
 		normaliseProvider(&out[i])
 	}
 	return out, int(total), nil
+}
+
+// providerFilter is the WHERE part of a ProviderQuery (q.Kind checked).
+func (s *Store) providerFilter(tx *gorm.DB, q ProviderQuery) *gorm.DB {
+	base := tx.Model(&models.Provider{})
+	if idx := kindIndex[q.Kind]; idx != "" && !s.postgres && q.Name == "" && q.UUID == "" && q.InTree == "" && q.UUIDs == nil && q.InTrees == nil {
+		// SQLite's planner prefers the index on parent_uuid, reads every
+		// root's row to test its traits and takes several times longer.
+		base = base.Table("providers INDEXED BY " + idx)
+	}
+	if q.Search != "" {
+		base = s.providerSearch(base, q.Search)
+	}
+	if q.RootsOnly {
+		base = base.Where("parent_uuid IS NULL")
+	}
+	switch q.Kind {
+	case ProviderKindRoot:
+		base = base.Where("parent_uuid IS NULL")
+	case ProviderKindHost:
+		base = base.Where("parent_uuid IS NULL AND NOT " + s.sharingCond())
+	case ProviderKindSharing:
+		base = base.Where(s.sharingCond())
+	case ProviderKindChild:
+		base = base.Where("parent_uuid IS NOT NULL AND NOT " + s.sharingCond())
+	}
+	if q.Name != "" {
+		base = base.Where("name = ?", q.Name)
+	}
+	if q.UUID != "" {
+		base = base.Where("uuid = ?", q.UUID)
+	}
+	if q.InTree != "" {
+		base = base.Where("root_uuid = ?", q.InTree)
+	}
+	if q.UUIDs != nil {
+		base = base.Where("uuid IN ?", q.UUIDs)
+	}
+	if q.InTrees != nil {
+		base = base.Where("root_uuid IN ?", q.InTrees)
+	}
+	return base
+}
+
+// sharingNeedle is the sharing trait as it appears in the traits column
+// (a JSON array of strings). It is a constant of letters, underscores and
+// quotes, so it is written into the SQL as a literal: the partial indexes
+// in providerIndexes apply only to queries that spell their condition the
+// same way.
+const sharingNeedle = `"` + models.TraitSharesViaAggregate + `"`
+
+// sharingCond matches providers whose traits hold sharingNeedle: a
+// case-sensitive substring test, as trait names are. COALESCE keeps a NULL
+// column from making both the condition and its negation unknown.
+func (s *Store) sharingCond() string {
+	if s.postgres {
+		return "(strpos(COALESCE(traits, ''), '" + sharingNeedle + "') > 0)"
+	}
+	return "(instr(COALESCE(traits, ''), '" + sharingNeedle + "') > 0)"
+}
+
+// kindIndex names the partial index that holds exactly the providers of a
+// kind (see providerIndexes).
+var kindIndex = map[string]string{
+	ProviderKindHost:    "idx_providers_hosts",
+	ProviderKindSharing: "idx_providers_sharing",
+	ProviderKindChild:   "idx_providers_children",
+}
+
+// providerIndexes serve the provider pages on a big cloud: roots in name
+// order without sorting them all, and each kind without reading every
+// row's traits.
+func (s *Store) providerIndexes() []string {
+	sharing := s.sharingCond()
+	return []string{
+		"CREATE INDEX IF NOT EXISTS idx_providers_parent_name ON providers (parent_uuid, name)",
+		"CREATE INDEX IF NOT EXISTS idx_providers_sharing ON providers (name) WHERE " + sharing,
+		"CREATE INDEX IF NOT EXISTS idx_providers_hosts ON providers (name) WHERE parent_uuid IS NULL AND NOT " + sharing,
+		"CREATE INDEX IF NOT EXISTS idx_providers_children ON providers (name) WHERE parent_uuid IS NOT NULL AND NOT " + sharing,
+	}
+}
+
+// providerSearch adds the case-insensitive substring match on name or uuid.
+// A search cannot match a uuid when it holds anything but hex digits and
+// dashes, so that half is left out then; on SQLite, LIKE already ignores
+// ASCII case (as far as SQLite's LOWER() folds), and calling LOWER() on
+// 100,000 rows costs several times the match itself.
+func (s *Store) providerSearch(q *gorm.DB, search string) *gorm.DB {
+	p := likePattern(search)
+	name, uuidCol := "LOWER(name)", "LOWER(uuid)"
+	if !s.postgres {
+		name, uuidCol = "name", "uuid"
+	}
+	cond := name + ` LIKE ? ESCAPE '\'`
+	if !couldBeUUIDPart(search) {
+		return q.Where(cond, p)
+	}
+	return q.Where(cond+" OR "+uuidCol+` LIKE ? ESCAPE '\'`, p, p)
+}
+
+// couldBeUUIDPart reports whether s could be a substring of a uuid.
+func couldBeUUIDPart(s string) bool {
+	for _, r := range strings.ToLower(s) {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func normaliseProvider(p *models.Provider) {
@@ -214,7 +330,8 @@ func cloneProvider(p *models.Provider) *models.Provider {
 // UpdateProvider lets fn change a provider's name, parent, traits,
 // inventories and usages in one transaction. Re-parenting moves the whole
 // subtree to the new root; a cycle is refused.
-func (s *Store) UpdateProvider(ctx context.Context, a Actor, provUUID string, generation int64, fn func(*models.Provider) error) (*models.Provider, error) {
+func (s *Store) UpdateProvider(ctx context.Context, a Actor, provUUID string, generation int64, fn func(*models.Provider) error, opts ...WriteOption) (*models.Provider, error) {
+	o := writeOpts(opts)
 	var out *models.Provider
 	err := s.write(ctx, a, "store.UpdateProvider", func(t *txn) error {
 		cur, err := findProviderByUUID(t.tx, provUUID, "provider")
@@ -254,7 +371,7 @@ func (s *Store) UpdateProvider(ctx context.Context, a Actor, provUUID string, ge
 				return err
 			}
 		}
-		next.Generation = cur.Generation + 1
+		next.Generation = o.nextGeneration(cur.Generation)
 		next.UpdatedAt = t.now
 		res := t.tx.Model(&models.Provider{UUID: cur.UUID}).Where("generation = ?", cur.Generation).
 			Select("name", "parent_uuid", "root_uuid", "traits", "inventories", "usages", "generation", "updated_at").Updates(next)
@@ -265,7 +382,7 @@ func (s *Store) UpdateProvider(ctx context.Context, a Actor, provUUID string, ge
 			return staleErr("resource provider", cur.Name)
 		}
 		if reparent && next.RootUUID != cur.RootUUID {
-			if err := t.moveSubtree(cur.UUID, cur.RootUUID, next.RootUUID); err != nil {
+			if err := t.moveSubtree(cur.UUID, cur.RootUUID, next.RootUUID, o); err != nil {
 				return err
 			}
 		}
@@ -310,7 +427,7 @@ func (t *txn) newRoot(p *models.Provider, parent *string) (string, error) {
 }
 
 // moveSubtree re-roots every descendant of top (in tree oldRoot) to newRoot.
-func (t *txn) moveSubtree(top, oldRoot, newRoot string) error {
+func (t *txn) moveSubtree(top, oldRoot, newRoot string, o writeOptions) error {
 	var tree []models.Provider
 	if err := t.tx.Select("uuid", "parent_uuid").Where("root_uuid = ?", oldRoot).Find(&tree).Error; err != nil {
 		return err
@@ -329,8 +446,11 @@ func (t *txn) moveSubtree(top, oldRoot, newRoot string) error {
 	}
 	for rest := moved; len(rest) > 0; {
 		n := min(len(rest), 500)
-		if err := t.tx.Model(&models.Provider{}).Where("uuid IN ?", rest[:n]).
-			UpdateColumns(map[string]any{"root_uuid": newRoot, "generation": gorm.Expr("generation + 1"), "updated_at": t.now}).Error; err != nil {
+		cols := map[string]any{"root_uuid": newRoot, "updated_at": t.now}
+		if !o.keepGeneration {
+			cols["generation"] = gorm.Expr("generation + 1")
+		}
+		if err := t.tx.Model(&models.Provider{}).Where("uuid IN ?", rest[:n]).UpdateColumns(cols).Error; err != nil {
 			return err
 		}
 		rest = rest[n:]
@@ -415,8 +535,10 @@ func (s *Store) ProviderAggregates(ctx context.Context, provUUID string) ([]stri
 
 // SetProviderAggregates replaces a provider's aggregates (Placement's PUT).
 // Like Placement, an unknown aggregate uuid is created on demand — here as a
-// bare aggregate named after its uuid. Returns the provider's new generation.
-func (s *Store) SetProviderAggregates(ctx context.Context, a Actor, provUUID string, generation int64, aggUUIDs []string) (int64, error) {
+// bare aggregate named after its uuid. Returns the provider's new generation
+// (unchanged with KeepGeneration, as for Placement's PUT below 1.19).
+func (s *Store) SetProviderAggregates(ctx context.Context, a Actor, provUUID string, generation int64, aggUUIDs []string, opts ...WriteOption) (int64, error) {
+	o := writeOpts(opts)
 	var newGen int64
 	err := s.write(ctx, a, "store.SetProviderAggregates", func(t *txn) error {
 		cur, err := findProviderByUUID(t.tx, provUUID, "provider")
@@ -461,15 +583,15 @@ func (s *Store) SetProviderAggregates(ctx context.Context, a Actor, provUUID str
 		if err := t.bumpAggregates(append(slices.Clone(added), removed...)); err != nil {
 			return err
 		}
+		newGen = o.nextGeneration(cur.Generation)
 		res := t.tx.Model(&models.Provider{}).Where("uuid = ? AND generation = ?", cur.UUID, cur.Generation).
-			UpdateColumns(map[string]any{"generation": cur.Generation + 1, "updated_at": t.now})
+			UpdateColumns(map[string]any{"generation": newGen, "updated_at": t.now})
 		if res.Error != nil {
 			return res.Error
 		}
 		if res.RowsAffected != 1 {
 			return staleErr("resource provider", cur.Name)
 		}
-		newGen = cur.Generation + 1
 		return t.audit("set-aggregates", "provider", cur.UUID, cur.Name,
 			map[string]any{"aggregates": have, "generation": cur.Generation},
 			map[string]any{"aggregates": want, "generation": newGen})
@@ -505,4 +627,39 @@ func (t *txn) keepServersHosted(cur, next *models.Provider) error {
 		return models.E(models.Conflict, "provider", "host %s still has servers (%s); it must stay a host", cur.Name, strings.Join(hosted, ", "))
 	}
 	return nil
+}
+
+// WriteOption adjusts one provider write.
+type WriteOption func(*writeOptions)
+
+type writeOptions struct {
+	keepGeneration bool
+}
+
+// KeepGeneration leaves provider generations where they are, for the writes
+// Placement does not count as a change of the provider: PUT
+// /resource_providers/{uuid}/aggregates below microversion 1.19 and PUT
+// /resource_providers/{uuid} (rename, re-parent). The generation passed in
+// is still checked, the write is still audited and still moves the store's
+// revision.
+func KeepGeneration() WriteOption {
+	return func(o *writeOptions) { o.keepGeneration = true }
+}
+
+func writeOpts(opts []WriteOption) writeOptions {
+	var o writeOptions
+	for _, f := range opts {
+		if f != nil {
+			f(&o)
+		}
+	}
+	return o
+}
+
+// nextGeneration is the generation a provider written at gen gets.
+func (o writeOptions) nextGeneration(gen int64) int64 {
+	if o.keepGeneration {
+		return gen
+	}
+	return gen + 1
 }

@@ -252,13 +252,26 @@ type NamedRef struct {
 	UUID, Name string
 }
 
-// ProviderListProps is the provider page: trees one page of roots at a
-// time, or, when searching, the matching providers with their place in
-// their tree.
+// ProviderListProps is the provider page: trees one page of roots (or of
+// hosts, or of sharing providers) at a time, or, when searching or listing
+// children, the matching providers with their place in their tree.
 type ProviderListProps struct {
 	List    ListState
+	Kind    string         // the kind filter: "" (all), host, sharing or child
+	Kinds   []views.Option // the filter's choices
+	AsTrees bool           // Roots holds trees; else Matches holds a flat list
 	Roots   []ProviderNode
 	Matches []ProviderNode
+}
+
+// KindLabel is the filter's word for the selected kind.
+func (d ProviderListProps) KindLabel() string {
+	for _, o := range d.Kinds {
+		if o.Value == d.Kind {
+			return o.Label
+		}
+	}
+	return d.Kind
 }
 
 // ProviderDetailProps is one provider's page.

@@ -10,7 +10,8 @@
 //	n := b.Text(webtest.TestID("count-aggregates"))
 //
 // When a test using a Browser fails, a full-page screenshot is saved under
-// os.TempDir()/corral-screenshots/ and its path logged.
+// os.TempDir()/corral-screenshots/ and its path logged — also when the
+// test's browser deadline (Timeout) has run out.
 package webtest
 
 import (
@@ -100,6 +101,13 @@ type Browser struct {
 // Timeout bounds one browser test.
 var Timeout = 2 * time.Minute
 
+// startTimeout bounds Chromium's start.
+const startTimeout = time.Minute
+
+// screenshotTimeout bounds one screenshot, which runs on a context of its
+// own: it must work after the test's context has run out.
+const screenshotTimeout = 20 * time.Second
+
 // ChromiumPath finds the browser: $CHROME_BIN, else Debian's
 // /usr/bin/chromium, else chromium on $PATH. It returns "" when none exists.
 func ChromiumPath() string {
@@ -141,16 +149,27 @@ func NewBrowser(t testing.TB, app *App) *Browser {
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	tab, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
-	ctx, cancelTimeout := context.WithTimeout(tab, Timeout)
 	t.Cleanup(func() {
-		cancelTimeout()
 		cancelTab()
 		cancelAlloc()
 	})
-	// Start the browser now, so that a broken installation fails here.
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("webtest: start Chromium (%s): %v", bin, err)
+	// Start the browser now, so that a broken installation fails here. The
+	// first Run binds the browser's life to the context it is given, so it
+	// must be tab itself: started under the test's deadline, the browser
+	// would die with that deadline and take the failure screenshot with it.
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Do(tab) }()
+	select {
+	case err := <-started:
+		if err != nil {
+			t.Fatalf("webtest: start Chromium (%s): %v", bin, err)
+		}
+	case <-time.After(startTimeout):
+		cancelTab()
+		t.Fatalf("webtest: Chromium (%s) did not start within %v", bin, startTimeout)
 	}
+	ctx, cancelTimeout := context.WithTimeout(tab, Timeout)
+	t.Cleanup(cancelTimeout)
 	b := &Browser{Ctx: ctx, App: app, t: t, tab: tab}
 	// Registered after the browser's own cleanup, so it runs before it.
 	t.Cleanup(func() {
@@ -228,10 +247,11 @@ func (b *Browser) AcceptDialogs() <-chan string {
 // ScreenshotDir is where failure screenshots go.
 func ScreenshotDir() string { return filepath.Join(os.TempDir(), "corral-screenshots") }
 
-// Screenshot saves a full-page PNG of the tab and returns its path.
+// Screenshot saves a full-page PNG of the tab and returns its path. It
+// works after Ctx has run out: the capture gets a fresh short deadline on
+// the same tab.
 func (b *Browser) Screenshot(label string) (string, error) {
-	// The test's context may have run out; give the capture its own time.
-	ctx, cancel := context.WithTimeout(b.tab, 20*time.Second)
+	ctx, cancel := context.WithTimeout(b.tab, screenshotTimeout)
 	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100 means PNG
 	if err != nil {

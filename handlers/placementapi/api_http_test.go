@@ -272,9 +272,12 @@ func TestProviderWrites(t *testing.T) {
 			t.Errorf("adopt a root at 1.14: %s", r.Body)
 		}
 		// Rename, re-parent at 1.37, un-parent, then delete leaves first.
+		before := a.must(200, "GET", "/resource_providers/"+child1, "1.39", nil).json(t)["generation"]
 		r = a.must(200, "PUT", "/resource_providers/"+child1, "1.39", map[string]any{"name": "child1-renamed"})
 		if m := r.json(t); m["name"] != "child1-renamed" || m["parent_provider_uuid"] != root1 {
 			t.Errorf("rename: %s", r.Body)
+		} else if m["generation"] != before {
+			t.Errorf("a rename moved the generation from %v to %v; Placement keeps it", before, m["generation"])
 		}
 		r = a.must(200, "PUT", "/resource_providers/"+child1, "1.37", map[string]any{"name": "child1", "parent_provider_uuid": root2})
 		if m := r.json(t); m["root_provider_uuid"] != root2 {

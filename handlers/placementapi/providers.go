@@ -348,6 +348,7 @@ func (api *API) updateProvider(c echo.Context) error {
 		return badRequest("Unable to save resource provider " + id + ": " + reason)
 	}
 	var refusal *Error
+	// Placement saves a rename or a move without bumping the generation.
 	p, err := api.env.Store.UpdateProvider(c.Request().Context(), handlers.Actor(c), id, store.AnyGeneration, func(p *models.Provider) error {
 		p.Name = name
 		if !setParent {
@@ -363,7 +364,7 @@ func (api *API) updateProvider(c echo.Context) error {
 		}
 		p.ParentUUID = newParent
 		return nil
-	})
+	}, store.KeepGeneration())
 	if err != nil {
 		if refusal != nil {
 			return refusal

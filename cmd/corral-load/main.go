@@ -89,7 +89,6 @@ func load(ctx context.Context, o options, out io.Writer) error {
 	}
 	t0 := time.Now()
 	world := cloudgen.Generate(cfg)
-	oneGroupPerServer(world)
 	s, err := store.Open(ctx, filepath.Join(dir, "corral.db"))
 	if err != nil {
 		return err
@@ -323,24 +322,6 @@ func (st *stats) problems(o options, targets bool) []string {
 		out = append(out, fmt.Sprintf("p99 %s is above %s", ms(st.pct(0.99)), ms(o.p99)))
 	}
 	return out
-}
-
-// oneGroupPerServer keeps each server in the first group that lists it:
-// Nova allows a server in one group only, and the store refuses a world
-// that says otherwise. The preview does not depend on it.
-func oneGroupPerServer(w *models.World) {
-	seen := map[string]bool{}
-	for i := range w.ServerGroups {
-		g := &w.ServerGroups[i]
-		keep := g.Members[:0]
-		for _, m := range g.Members {
-			if !seen[m] {
-				seen[m] = true
-				keep = append(keep, m)
-			}
-		}
-		g.Members = keep
-	}
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond)) }

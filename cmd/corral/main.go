@@ -6,7 +6,7 @@
 //	corral user password --db D --name N                                        (password on stdin)
 //	corral token create --db D --user N [--name TOKEN-NAME]
 //	corral export --db D
-//	corral import --db D [--replace] FILE
+//	corral import --db D [--replace] [--no-blazar] FILE
 //	corral preview [FILE]
 //
 // --db defaults to $CORRAL_DATABASE_URL, then to corral.db (SQLite). A
@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"reflect"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -34,6 +35,7 @@ import (
 
 	"corral/handlers"
 	"corral/models"
+	"corral/models/scheduling"
 	"corral/models/store"
 	"corral/web"
 )
@@ -50,7 +52,7 @@ const usage = `usage:
   corral user password --db D --name N  (password on stdin)
   corral token create --db D --user N [--name TOKEN-NAME]
   corral export --db D
-  corral import --db D [--replace] FILE
+  corral import --db D [--replace] [--no-blazar] FILE
   corral preview [FILE]`
 
 func main() {
@@ -83,7 +85,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "export":
 		err = cmdExport(rest, stdout)
 	case "import":
-		err = cmdImport(rest, stdout)
+		err = cmdImport(rest, stdout, stderr)
 	case "preview":
 		return runPreview(rest, stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":
@@ -452,10 +454,11 @@ func cmdExport(args []string, stdout io.Writer) error {
 	return models.EncodeWorld(stdout, w)
 }
 
-func cmdImport(args []string, stdout io.Writer) error {
+func cmdImport(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	db := dbFlag(fs)
 	replace := fs.Bool("replace", false, "replace everything instead of merging")
+	noBlazar := fs.Bool("no-blazar", false, "import Blazar's aggregates and flavors as they are, without reservation and tenant tags")
 	pos, err := flags(fs, args)
 	if err != nil {
 		return err
@@ -477,10 +480,35 @@ func cmdImport(args []string, stdout io.Writer) error {
 		return err
 	}
 	defer st.Close()
+	var lines []string
+	if !*noBlazar {
+		settings, err := importSettings(st, w, *replace)
+		if err != nil {
+			return err
+		}
+		w, lines = scheduling.TranslateBlazar(w, settings)
+	}
 	if err := st.ImportWorld(context.Background(), cliActor(), w, *replace); err != nil {
 		return err
+	}
+	for _, l := range lines {
+		fmt.Fprintln(stderr, l)
 	}
 	fmt.Fprintf(stdout, "imported %d providers, %d aggregates, %d flavors, %d servers, %d server groups\n",
 		len(w.Providers), len(w.Aggregates), len(w.Flavors), len(w.Servers), len(w.ServerGroups))
 	return nil
+}
+
+// importSettings are the settings the database will have after importing
+// w, as ImportWorld decides them: w's with --replace or when w carries
+// settings other than the defaults (the decoder fills in the defaults when
+// a file has none), the database's otherwise. Blazar's conventions are
+// translated with the reservation prefixes that will be in force.
+func importSettings(st *store.Store, w *models.World, replace bool) (models.Settings, error) {
+	given := !reflect.DeepEqual(w.Settings, models.Settings{}) && !reflect.DeepEqual(w.Settings, models.DefaultSettings())
+	if replace || given {
+		return w.Settings, nil
+	}
+	cur, _, err := st.GetSettings(context.Background())
+	return cur, err
 }

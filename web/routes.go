@@ -68,6 +68,7 @@ func registerRoutes(e *echo.Echo, env *handlers.Env, loginLimit echo.MiddlewareF
 	console.Register(g.Console, env)
 	query.Register(g.Console, g.API, env)
 	placementapi.Register(g.Placement, env)
+	handlers.RegisterWorld(g.Console, g.API, env)
 	return g
 }
 

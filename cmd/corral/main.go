@@ -27,7 +27,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"reflect"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -35,7 +34,6 @@ import (
 
 	"corral/handlers"
 	"corral/models"
-	"corral/models/scheduling"
 	"corral/models/store"
 	"corral/web"
 )
@@ -480,13 +478,9 @@ func cmdImport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	var lines []string
-	if !*noBlazar {
-		settings, err := importSettings(st, w, *replace)
-		if err != nil {
-			return err
-		}
-		w, lines = scheduling.TranslateBlazar(w, settings)
+	w, lines, err := handlers.PrepareWorldImport(context.Background(), st, w, *replace, !*noBlazar)
+	if err != nil {
+		return err
 	}
 	if err := st.ImportWorld(context.Background(), cliActor(), w, *replace); err != nil {
 		return err
@@ -497,18 +491,4 @@ func cmdImport(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "imported %d providers, %d aggregates, %d flavors, %d servers, %d server groups\n",
 		len(w.Providers), len(w.Aggregates), len(w.Flavors), len(w.Servers), len(w.ServerGroups))
 	return nil
-}
-
-// importSettings are the settings the database will have after importing
-// w, as ImportWorld decides them: w's with --replace or when w carries
-// settings other than the defaults (the decoder fills in the defaults when
-// a file has none), the database's otherwise. Blazar's conventions are
-// translated with the reservation prefixes that will be in force.
-func importSettings(st *store.Store, w *models.World, replace bool) (models.Settings, error) {
-	given := !reflect.DeepEqual(w.Settings, models.Settings{}) && !reflect.DeepEqual(w.Settings, models.DefaultSettings())
-	if replace || given {
-		return w.Settings, nil
-	}
-	cur, _, err := st.GetSettings(context.Background())
-	return cur, err
 }

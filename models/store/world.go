@@ -109,6 +109,14 @@ func worldCounts(w *models.World) map[string]int {
 // Settings are applied with replace, or when w carries settings other than
 // the defaults (see settingsGiven).
 func (s *Store) ImportWorld(ctx context.Context, a Actor, w *models.World, replace bool) error {
+	return s.ImportWorldAt(ctx, a, w, replace, -1)
+}
+
+// ImportWorldAt is ImportWorld for a change that was previewed at revision
+// expect: if any write landed since, it is a Conflict and nothing changes.
+// The check runs inside the import's transaction, so no write can slip in
+// between. A negative expect checks nothing.
+func (s *Store) ImportWorldAt(ctx context.Context, a Actor, w *models.World, replace bool, expect int64) error {
 	const op = "store.ImportWorld"
 	if w == nil {
 		return models.E(models.Invalid, "world", "no world given")
@@ -118,6 +126,15 @@ func (s *Store) ImportWorld(ctx context.Context, a Actor, w *models.World, repla
 		return models.Wrap(op, err)
 	}
 	return s.write(ctx, a, op, func(t *txn) error {
+		if expect >= 0 {
+			var rev int64
+			if err := t.tx.Raw("SELECT revision FROM corral_revision WHERE id = 1").Scan(&rev).Error; err != nil {
+				return err
+			}
+			if rev != expect+1 { // write has already taken its own step
+				return models.E(models.Conflict, "", "the world was changed by someone else since revision %d (now %d) — reload", expect, rev-1)
+			}
+		}
 		cur, err := loadWorld(t.tx)
 		if err != nil {
 			return err

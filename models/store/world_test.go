@@ -433,3 +433,35 @@ func TestSnapshotCacheRebuildsOnlyOnChange(t *testing.T) {
 		}
 	})
 }
+
+func TestImportWorldAtRefusesAMovedRevision(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		mustProvider(t, s, "cn1", "")
+		rev, err := s.Revision(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := &models.World{Aggregates: []models.Aggregate{{Name: "previewed"}}}
+		// Someone else writes after the preview was made at rev.
+		mustAggregate(t, s, "meanwhile")
+		before, _ := s.ExportWorld(ctx)
+		err = s.ImportWorldAt(ctx, admin, w, false, rev)
+		if models.KindOf(err) != models.Conflict {
+			t.Fatalf("ImportWorldAt on a moved revision = %v, want a conflict", err)
+		}
+		after, _ := s.ExportWorld(ctx)
+		if len(after.Aggregates) != len(before.Aggregates) {
+			t.Fatalf("a refused import changed the world: %d → %d aggregates", len(before.Aggregates), len(after.Aggregates))
+		}
+		// At the current revision the same import goes through.
+		if rev, err = s.Revision(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ImportWorldAt(ctx, admin, w, false, rev); err != nil {
+			t.Fatalf("ImportWorldAt at the current revision: %v", err)
+		}
+		if _, err := s.GetAggregate(ctx, "previewed"); err != nil {
+			t.Fatalf("the import did not land: %v", err)
+		}
+	})
+}

@@ -8,7 +8,8 @@ FUZZ_TARGETS := \
 	./models/placement:FuzzParseMemberOf \
 	./models/scheduling:FuzzParseRequirement \
 	./handlers/placementapi:FuzzParseListQuery \
-	./handlers/compute:FuzzParseServerGroupCreate
+	./handlers/compute:FuzzParseServerGroupCreate \
+	./handlers/compute:FuzzParseQuotaSetUpdate
 
 GO_SOURCES := $(shell find . -name '*.go' -not -path './bin/*')
 

@@ -25,8 +25,9 @@ const ctxVersion = "compute.version"
 const maxBody = 112 * 1024
 
 // Register mounts the compute API on g (the "/compute" group): the version
-// documents, then /v2.1/… and /v2.1/{project_id}/… for os-server-groups and
-// os-aggregates. Errors anywhere under /compute are rendered as Nova faults.
+// documents, then /v2.1/… and /v2.1/{project_id}/… for os-server-groups,
+// os-aggregates, os-quota-sets and limits. Errors anywhere under /compute
+// are rendered as Nova faults.
 func Register(g *echo.Group, env *handlers.Env) {
 	api := &API{env: env}
 	env.RenderErrorsUnder("/compute", api.renderError)
@@ -51,7 +52,19 @@ func Register(g *echo.Group, env *handlers.Env) {
 		authed.PUT(prefix+"/os-aggregates/:id", api.updateAggregate)
 		authed.DELETE(prefix+"/os-aggregates/:id", api.deleteAggregate)
 		authed.POST(prefix+"/os-aggregates/:id/action", api.aggregateAction)
+
+		authed.GET(prefix+"/os-quota-sets/:id", api.showQuotaSet)
+		authed.PUT(prefix+"/os-quota-sets/:id", api.updateQuotaSet)
+		authed.DELETE(prefix+"/os-quota-sets/:id", api.deleteQuotaSet)
+		authed.GET(prefix+"/os-quota-sets/:id/detail", api.detailQuotaSet)
+		authed.GET(prefix+"/os-quota-sets/:id/defaults", api.defaultQuotaSet)
+		authed.GET(prefix+"/limits", api.showLimits)
 	}
+	// Keystone- and Neutron-shaped answers OpenStackClient's quota
+	// commands need (quotas_projects.go).
+	authed.GET("/projects", api.listProjects)
+	authed.GET("/projects/:id", api.showProject)
+	authed.GET("/v2.0/quotas/:id", api.showNetworkQuota)
 }
 
 // negotiate decides the microversion and sets the version headers on every

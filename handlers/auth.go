@@ -1,11 +1,13 @@
 package handlers
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
 	"corral/models"
+	"corral/models/store"
 	"corral/views"
 )
 
@@ -43,6 +45,12 @@ func (env *Env) Login(c echo.Context) error {
 		return err
 	}
 	if err := env.SignIn(c, u); err != nil {
+		if models.KindOf(err) == models.Unauthorized {
+			// The password or role changed while signing in.
+			return Render(c, http.StatusUnauthorized, views.Login(views.LoginProps{
+				CSRF: CSRFToken(c), Next: next, Name: name, Error: "Your account changed while signing in. Please try again.",
+			}))
+		}
 		return err
 	}
 	env.Logger().Info("signed in", "user", u.Name, "ip", c.RealIP())
@@ -54,7 +62,9 @@ func (env *Env) Logout(c echo.Context) error {
 	if u := CurrentUser(c); u != nil {
 		env.Logger().Info("signed out", "user", u.Name)
 	}
-	env.SignOut(c)
+	if err := env.SignOut(c); err != nil {
+		return err
+	}
 	AddFlash(c, FlashSuccess, "You have signed out.")
 	return SeeOther(c, "/login")
 }
@@ -72,4 +82,58 @@ type WhoAmIResponse struct {
 func (env *Env) WhoAmI(c echo.Context) error {
 	u := CurrentUser(c)
 	return c.JSON(http.StatusOK, WhoAmIResponse{Name: u.Name, Role: u.Role, ProjectID: u.ProjectID, Via: via(c)})
+}
+
+// ChangePassword changes the signed-in user's own password (POST /password)
+// once the current one checks out. The store ends every session of the user
+// with the change; this browser is signed in again at once, under a new
+// session id.
+func (env *Env) ChangePassword(c echo.Context) error {
+	u := CurrentUser(c)
+	if CurrentSession(c) == nil {
+		// An API token is not enough to take over the account's password.
+		return models.E(models.Forbidden, "", "changing a password needs a console sign-in")
+	}
+	ctx := c.Request().Context()
+	current, password := c.FormValue("current"), c.FormValue("password")
+	errs := map[string]string{}
+	if current == "" {
+		errs["current"] = "Enter your current password."
+	}
+	if len(password) < store.MinPasswordLength {
+		errs["password"] = fmt.Sprintf("Use at least %d characters.", store.MinPasswordLength)
+	}
+	if c.FormValue("confirm") != password {
+		errs["confirm"] = "The two new passwords differ."
+	}
+	refuse := func(status int, errs map[string]string) error {
+		return env.renderTokens(c, status, views.TokensProps{Password: views.PasswordForm{Errors: errs}})
+	}
+	if len(errs) > 0 {
+		return refuse(http.StatusBadRequest, errs)
+	}
+	if _, err := env.Store.Authenticate(ctx, u.Name, current); err != nil {
+		if models.KindOf(err) != models.Unauthorized {
+			return err
+		}
+		env.Logger().Info("password change refused: wrong current password", "user", u.Name, "ip", c.RealIP())
+		return refuse(http.StatusBadRequest, map[string]string{"current": "That is not your current password."})
+	}
+	if err := env.Store.SetPassword(ctx, Actor(c), u.Name, password); err != nil {
+		fe, ok := FormErrors(err)
+		if !ok {
+			return err
+		}
+		return refuse(StatusOf(err), OnlyFields(fe, "password"))
+	}
+	fresh, err := env.Store.UserByID(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	if err := env.SignIn(c, fresh); err != nil {
+		return err
+	}
+	env.Logger().Info("password changed", "user", u.Name)
+	AddFlash(c, FlashSuccess, "Password changed. Your other sessions are signed out.")
+	return SeeOther(c, "/tokens")
 }

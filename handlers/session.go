@@ -1,8 +1,6 @@
 package handlers
 
 import (
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -14,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/models"
+	"corral/models/store"
 )
 
 // SessionCookie is the name of the console's session cookie.
@@ -25,13 +24,17 @@ const DefaultSessionTTL = 8 * time.Hour
 
 // Session values. iat is the sign-in time: the server enforces the TTL from
 // it with its own clock, whatever the browser does with the cookie's expiry.
+// sid is the store's session id: the sign-in lasts only while its row
+// exists, so signing out, or a change that ends the user's sessions, holds
+// for copies of the cookie too, on every replica.
 const (
 	keyUserID   = "uid"
 	keyIssuedAt = "iat"
 	keySID      = "sid"
 )
 
-// Sessions keeps console sign-ins in signed and encrypted cookies.
+// Sessions keeps console sign-ins in signed and encrypted cookies that name
+// a row of the store's sessions table.
 type Sessions struct {
 	store *sessions.CookieStore
 	ttl   time.Duration
@@ -80,12 +83,14 @@ type sessionState struct {
 	sess    *sessions.Session
 	dirty   bool
 	expired bool // the request came with a session past its TTL
+	ended   bool // the request came with a session signed out or revoked
+	row     *store.Session
 }
 
 // LoadSession reads the console session cookie and, while the sign-in is
-// within its TTL and the user still exists, makes its user the current
-// user. It arranges for a changed session to be saved before the response
-// is written.
+// within its TTL and its row in the store still exists for the same user,
+// makes that user the current user. It arranges for a changed session to be
+// saved before the response is written.
 func (env *Env) LoadSession(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		s := env.Sessions
@@ -101,9 +106,10 @@ func (env *Env) LoadSession(next echo.HandlerFunc) echo.HandlerFunc {
 
 		uid, okU := sess.Values[keyUserID].(int64)
 		iat, okI := sess.Values[keyIssuedAt].(int64)
+		sid, okS := sess.Values[keySID].(string)
 		switch {
-		case !okU && !okI:
-		case !okU || !okI:
+		case !okU && !okI && !okS:
+		case !okU || !okI || !okS || sid == "":
 			st.clearIdentity()
 		default:
 			issued := time.Unix(iat, 0)
@@ -114,14 +120,23 @@ func (env *Env) LoadSession(next echo.HandlerFunc) echo.HandlerFunc {
 				st.expired = true
 				break
 			}
-			u, err := env.Store.UserByID(c.Request().Context(), uid)
+			row, u, err := env.Store.LookupSession(c.Request().Context(), sid, now)
 			if err != nil {
-				if models.KindOf(err) != models.NotFound {
+				if models.KindOf(err) != models.Unauthorized {
 					return err
 				}
 				st.clearIdentity()
+				st.ended = true
 				break
 			}
+			if row.UserID != uid {
+				// Cannot happen with cookies this server wrote; refuse
+				// rather than guess which half to believe.
+				st.clearIdentity()
+				st.ended = true
+				break
+			}
+			st.row = row
 			c.Set(ctxUser, u)
 			c.Set(ctxVia, viaConsole)
 		}
@@ -133,7 +148,14 @@ func (st *sessionState) clearIdentity() {
 	delete(st.sess.Values, keyUserID)
 	delete(st.sess.Values, keyIssuedAt)
 	delete(st.sess.Values, keySID)
+	st.row = nil
 	st.dirty = true
+}
+
+// sid is the session id the browser sent (whether or not it is still valid).
+func (st *sessionState) sid() string {
+	s, _ := st.sess.Values[keySID].(string)
+	return s
 }
 
 func (st *sessionState) save(c echo.Context) {
@@ -161,34 +183,77 @@ func session(c echo.Context) *sessionState {
 	return st
 }
 
-// SignIn starts a brand-new session for u: nothing from the session the
-// browser had before survives (no session fixation), and the CSRF cookie is
-// dropped so that the next page gets a fresh token.
+// SignIn starts a brand-new session for u, the user as Authenticate
+// returned it: a new row in the store with a new random id, so nothing from
+// the session the browser had before survives (no session fixation); that
+// one's row, if any, ends. The CSRF cookie is dropped so that the next page
+// gets a fresh token.
 func (env *Env) SignIn(c echo.Context, u *models.User) error {
 	st := session(c)
 	if st == nil {
 		return errors.New("sign in: the session middleware is not installed")
 	}
+	ctx := c.Request().Context()
+	if old := st.sid(); old != "" {
+		if err := env.Store.EndSession(ctx, old); err != nil {
+			return err
+		}
+	}
+	now := st.s.now()
+	sid, row, err := env.Store.CreateSession(ctx, u, c.Request().UserAgent(), c.RealIP(), now, st.s.ttl)
+	if err != nil {
+		return err
+	}
 	sess := sessions.NewSession(st.s.store, SessionCookie)
 	sess.IsNew = true
 	sess.Values[keyUserID] = u.ID
-	sess.Values[keyIssuedAt] = st.s.now().Unix()
-	sess.Values[keySID] = randomID()
+	sess.Values[keyIssuedAt] = now.Unix()
+	sess.Values[keySID] = sid
 	st.sess = sess
+	st.row = row
 	st.dirty = true
 	st.expired = false
+	st.ended = false
 	c.Set(ctxUser, u)
 	c.Set(ctxVia, viaConsole)
 	c.SetCookie(&http.Cookie{Name: "_csrf", Value: "", Path: "/", MaxAge: -1, HttpOnly: true})
 	return nil
 }
 
-// SignOut forgets the signed-in user; the session keeps only flashes.
-func (env *Env) SignOut(c echo.Context) {
+// SignOut ends the browser's session in the store, so that no copy of the
+// cookie works any more, and forgets the signed-in user; the cookie keeps
+// only flashes.
+func (env *Env) SignOut(c echo.Context) error {
 	if st := session(c); st != nil {
+		if sid := st.sid(); sid != "" {
+			if err := env.Store.EndSession(c.Request().Context(), sid); err != nil {
+				return err
+			}
+		}
 		st.clearIdentity()
 	}
 	c.Set(ctxUser, nil)
+	return nil
+}
+
+// CurrentSession is the store's row for the console session the request
+// is authenticated by, or nil: no session, or an API token, which wins over
+// a cookie the same browser may also send.
+func CurrentSession(c echo.Context) *store.Session {
+	st := session(c)
+	u := CurrentUser(c)
+	if st == nil || st.row == nil || u == nil || st.row.UserID != u.ID || TokenAuthenticated(c) {
+		return nil
+	}
+	return st.row
+}
+
+// currentSID is the plain id of CurrentSession, or "".
+func currentSID(c echo.Context) string {
+	if CurrentSession(c) == nil {
+		return ""
+	}
+	return session(c).sid()
 }
 
 // SessionExpired reports whether the request's sign-in had run out.
@@ -197,17 +262,13 @@ func SessionExpired(c echo.Context) bool {
 	return st != nil && st.expired
 }
 
-func randomID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
 // redirectToLogin sends a browser to the sign-in page, remembering where it
 // was going.
 func redirectToLogin(c echo.Context) error {
 	if SessionExpired(c) {
-		AddFlash(c, "warning", "Your session has expired. Please sign in again.")
+		AddFlash(c, FlashWarning, "Your session has expired. Please sign in again.")
+	} else if st := session(c); st != nil && st.ended {
+		AddFlash(c, FlashWarning, "You were signed out. Please sign in again.")
 	}
 	target := "/login"
 	r := c.Request()

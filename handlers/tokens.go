@@ -22,6 +22,9 @@ func (env *Env) renderTokens(c echo.Context, status int, props views.TokensProps
 		return err
 	}
 	props.Tokens = toks
+	if props.Sessions, err = env.sessionRows(c); err != nil {
+		return err
+	}
 	return Render(c, status, views.Tokens(NewPage(c, "API tokens", "tokens"), props))
 }
 

@@ -3,6 +3,7 @@ package handlers
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -22,7 +23,11 @@ func (env *Env) renderUsers(c echo.Context, status int, form views.UserForm) err
 	if err != nil {
 		return err
 	}
-	return Render(c, status, views.Users(NewPage(c, "Users", "users"), views.UsersProps{Users: users, Form: form}))
+	counts, err := env.Store.SessionCounts(c.Request().Context(), env.now())
+	if err != nil {
+		return err
+	}
+	return Render(c, status, views.Users(NewPage(c, "Users", "users"), views.UsersProps{Users: users, Sessions: counts, Form: form}))
 }
 
 // CreateUser adds a user (POST /users, admins only).
@@ -56,5 +61,62 @@ func (env *Env) CreateUser(c echo.Context) error {
 		return env.renderUsers(c, StatusOf(err), form)
 	}
 	AddFlash(c, FlashSuccess, "User “"+form.Name+"” created as "+form.Role+".")
+	return SeeOther(c, "/users")
+}
+
+// userParam finds the user named by the :id parameter.
+func (env *Env) userParam(c echo.Context) (*models.User, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return nil, models.E(models.NotFound, "id", "no user %q", c.Param("id"))
+	}
+	return env.Store.UserByID(c.Request().Context(), id)
+}
+
+// ConfirmSignOutUser asks before signing a user out everywhere
+// (GET /users/:id/sessions/revoke, admins only), for browsers without
+// JavaScript.
+func (env *Env) ConfirmSignOutUser(c echo.Context) error {
+	u, err := env.userParam(c)
+	if err != nil {
+		return err
+	}
+	msg := "Every browser signed in as " + u.Name + " must sign in again. API tokens keep working; revoke them separately."
+	if u.ID == CurrentUser(c).ID {
+		msg = "This includes the session you are using: you will be signed out here too."
+	}
+	return Render(c, http.StatusOK, views.ConfirmPage(NewPage(c, "Sign out everywhere", "users"), views.Confirm{
+		Title:   "Sign “" + u.Name + "” out everywhere?",
+		Message: msg,
+		Action:  views.UserSignOutURL(u.ID),
+		Cancel:  "/users",
+		Button:  "Sign out everywhere",
+	}))
+}
+
+// SignOutUser ends every console session of a user
+// (POST /users/:id/sessions/revoke, admins only); the audit log records who
+// did it.
+func (env *Env) SignOutUser(c echo.Context) error {
+	u, err := env.userParam(c)
+	if err != nil {
+		return err
+	}
+	me := CurrentUser(c)
+	n, err := env.Store.EndUserSessions(c.Request().Context(), Actor(c), u.ID)
+	if err != nil {
+		return err
+	}
+	env.Logger().Info("user signed out everywhere", "user", u.Name, "by", me.Name, "sessions", n)
+	if u.ID == me.ID && CurrentSession(c) != nil {
+		// This browser's row is gone too: say so now rather than on the
+		// next click.
+		if err := env.SignOut(c); err != nil {
+			return err
+		}
+		AddFlash(c, FlashSuccess, "You signed yourself out everywhere.")
+		return SeeOther(c, "/login")
+	}
+	AddFlash(c, FlashSuccess, "Signed “"+u.Name+"” out of "+plural(n, "session")+".")
 	return SeeOther(c, "/users")
 }

@@ -31,3 +31,24 @@ func BenchmarkTokenWhoAmI(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSessionWhoAmI is BenchmarkTokenWhoAmI for a console session:
+// cookie decoding plus the one indexed lookup of the session and its user.
+func BenchmarkSessionWhoAmI(b *testing.B) {
+	a := newApp(b)
+	c := a.client()
+	c.login("alice")
+	ck := c.cookie("corral_session")
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req := httptest.NewRequest(http.MethodGet, "/api/whoami", nil)
+			req.AddCookie(ck)
+			rec := httptest.NewRecorder()
+			a.Echo.ServeHTTP(rec, req)
+			if rec.Code != http.StatusOK {
+				b.Fatalf("status %d", rec.Code)
+			}
+		}
+	})
+}

@@ -79,7 +79,9 @@ func (s *Store) CreateUser(ctx context.Context, a Actor, name, password, role, p
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// SetPassword replaces a user's password.
+// SetPassword replaces a user's password and ends all their console
+// sessions in the same transaction; a console page that changes the
+// signed-in user's own password signs them in again afterwards.
 func (s *Store) SetPassword(ctx context.Context, a Actor, name, password string) error {
 	if err := validatePassword(password); err != nil {
 		return err
@@ -96,13 +98,18 @@ func (s *Store) SetPassword(ctx context.Context, a Actor, name, password string)
 		if err := t.tx.Model(u).UpdateColumns(map[string]any{"password_hash": string(hash), "updated_at": t.now}).Error; err != nil {
 			return err
 		}
+		// Whoever knew the old password may hold a session: end them all.
+		if err := t.endSessions(u, "password changed"); err != nil {
+			return err
+		}
 		// The hash itself never goes into the audit log.
 		return t.audit("set-password", "user", itoa(u.ID), u.Name, nil, nil)
 	})
 }
 
 // UpdateUser lets fn change a user's role and project (not the name or the
-// password: see SetPassword).
+// password: see SetPassword). A change of either ends the user's console
+// sessions in the same transaction.
 func (s *Store) UpdateUser(ctx context.Context, a Actor, id int64, fn func(*models.User) error) (*models.User, error) {
 	var out *models.User
 	err := s.write(ctx, a, "store.UpdateUser", func(t *txn) error {
@@ -123,6 +130,13 @@ func (s *Store) UpdateUser(ctx context.Context, a Actor, id int64, fn func(*mode
 		if err := t.tx.Model(&models.User{ID: cur.ID}).Select("Role", "ProjectID", "UpdatedAt").Updates(&next).Error; err != nil {
 			return err
 		}
+		// Rights changed: end the sessions granted under the old ones, as
+		// a password change does (such a change often answers misuse).
+		if next.Role != cur.Role || next.ProjectID != cur.ProjectID {
+			if err := t.endSessions(cur, "role or project changed"); err != nil {
+				return err
+			}
+		}
 		out = &next
 		return t.audit("update", "user", itoa(cur.ID), cur.Name, cur, &next)
 	})
@@ -132,7 +146,7 @@ func (s *Store) UpdateUser(ctx context.Context, a Actor, id int64, fn func(*mode
 	return out, nil
 }
 
-// DeleteUser removes a user and their API tokens.
+// DeleteUser removes a user, their API tokens and their console sessions.
 func (s *Store) DeleteUser(ctx context.Context, a Actor, id int64) error {
 	return s.write(ctx, a, "store.DeleteUser", func(t *txn) error {
 		cur, err := findUser(t.tx, "id = ?", id)
@@ -140,6 +154,9 @@ func (s *Store) DeleteUser(ctx context.Context, a Actor, id int64) error {
 			return err
 		}
 		if err := t.tx.Where("user_id = ?", cur.ID).Delete(&models.APIToken{}).Error; err != nil {
+			return err
+		}
+		if err := t.endSessions(cur, "user deleted"); err != nil {
 			return err
 		}
 		if err := t.tx.Delete(&models.User{}, cur.ID).Error; err != nil {

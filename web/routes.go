@@ -57,9 +57,19 @@ func registerRoutes(e *echo.Echo, env *handlers.Env, loginLimit echo.MiddlewareF
 	c.GET("/tokens/:id/revoke", env.ConfirmRevokeToken)
 	c.POST("/tokens/:id/revoke", env.RevokeToken)
 	c.GET("/audit", env.Audit)
+	// A user's own sessions and password live on the Tokens page; each
+	// destructive action has a GET confirmation page for browsers without
+	// JavaScript. The password form checks the current password, so it is
+	// rate-limited like signing in.
+	c.POST("/password", env.ChangePassword, loginLimit)
+	c.POST("/sessions/revoke-others", env.RevokeOtherSessions)
+	c.GET("/sessions/:id/revoke", env.ConfirmRevokeSession)
+	c.POST("/sessions/:id/revoke", env.RevokeSession)
 	admin := handlers.RequireRole(models.RoleAdmin)
 	c.GET("/users", env.Users, admin)
 	c.POST("/users", env.CreateUser, admin)
+	c.GET("/users/:id/sessions/revoke", env.ConfirmSignOutUser, admin)
+	c.POST("/users/:id/sessions/revoke", env.SignOutUser, admin)
 
 	g.API.GET("/whoami", env.WhoAmI)
 

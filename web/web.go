@@ -17,7 +17,6 @@ import (
 	"golang.org/x/time/rate"
 
 	"corral/handlers"
-	"corral/models"
 	"corral/views"
 )
 
@@ -95,25 +94,8 @@ func New(env *handlers.Env, cfg Config) (*echo.Echo, error) {
 	e.Use(skipFor(env.TokenAuth, isStatic))
 	e.Use(csrf(cfg))
 
-	g := registerRoutes(e, env, loginLimit(cfg))
-	registerSessionRoutes(g, env, loginLimit(cfg))
+	registerRoutes(e, env, loginLimit(cfg))
 	return e, nil
-}
-
-// registerSessionRoutes adds the pages that end console sign-ins: a user's
-// own sessions and password (on the Tokens page) and an admin's "sign out
-// everywhere" on the Users page. Each destructive action has a GET
-// confirmation page for browsers without JavaScript. The password form
-// checks the current password, so it is rate-limited like signing in.
-func registerSessionRoutes(g Groups, env *handlers.Env, passwordLimit echo.MiddlewareFunc) {
-	c := g.Console
-	c.POST("/password", env.ChangePassword, passwordLimit)
-	c.POST("/sessions/revoke-others", env.RevokeOtherSessions)
-	c.GET("/sessions/:id/revoke", env.ConfirmRevokeSession)
-	c.POST("/sessions/:id/revoke", env.RevokeSession)
-	admin := handlers.RequireRole(models.RoleAdmin)
-	c.GET("/users/:id/sessions/revoke", env.ConfirmSignOutUser, admin)
-	c.POST("/users/:id/sessions/revoke", env.SignOutUser, admin)
 }
 
 // loginLimit slows down password guessing: each client address gets a

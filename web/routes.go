@@ -70,6 +70,13 @@ func registerRoutes(e *echo.Echo, env *handlers.Env, loginLimit echo.MiddlewareF
 	c.POST("/users", env.CreateUser, admin)
 	c.GET("/users/:id/sessions/revoke", env.ConfirmSignOutUser, admin)
 	c.POST("/users/:id/sessions/revoke", env.SignOutUser, admin)
+	c.GET("/users/:id", env.ShowUser, admin)
+	c.POST("/users/:id", env.EditUser, admin)
+	c.POST("/users/:id/password", env.SetUserPassword, admin)
+	c.GET("/users/:id/delete", env.ConfirmDeleteUser, admin)
+	c.POST("/users/:id/delete", env.DeleteUser, admin)
+	c.GET("/users/:id/tokens/:token/revoke", env.ConfirmRevokeUserToken, admin)
+	c.POST("/users/:id/tokens/:token/revoke", env.RevokeUserToken, admin)
 
 	g.API.GET("/whoami", env.WhoAmI)
 

@@ -127,6 +127,9 @@ func (s *Store) UpdateUser(ctx context.Context, a Actor, id int64, fn func(*mode
 		if !models.ValidRole(next.Role) {
 			return models.E(models.Invalid, "role", "unknown role %q (want admin, member or reader)", next.Role)
 		}
+		if err := t.keepAnAdmin(cur, &next); err != nil {
+			return err
+		}
 		if err := t.tx.Model(&models.User{ID: cur.ID}).Select("Role", "ProjectID", "UpdatedAt").Updates(&next).Error; err != nil {
 			return err
 		}
@@ -147,10 +150,14 @@ func (s *Store) UpdateUser(ctx context.Context, a Actor, id int64, fn func(*mode
 }
 
 // DeleteUser removes a user, their API tokens and their console sessions.
+// Neither it nor UpdateUser lets the last admin go (Conflict).
 func (s *Store) DeleteUser(ctx context.Context, a Actor, id int64) error {
 	return s.write(ctx, a, "store.DeleteUser", func(t *txn) error {
 		cur, err := findUser(t.tx, "id = ?", id)
 		if err != nil {
+			return err
+		}
+		if err := t.keepAnAdmin(cur, nil); err != nil {
 			return err
 		}
 		if err := t.tx.Where("user_id = ?", cur.ID).Delete(&models.APIToken{}).Error; err != nil {

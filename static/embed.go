@@ -13,5 +13,7 @@ var FS embed.FS
 // HTMX is the path of the vendored htmx build under /static/.
 const HTMX = "/static/vendor/htmx-2.0.11.min.js"
 
-// CSS is the path of the console stylesheet under /static/.
-const CSS = "/static/css/corral.css"
+// Stylesheets are linked from every page's head, in order: the console's
+// base, the inventory pages', and the query and drafts pages'. They are
+// small and cached, so one set for all pages keeps the head in one place.
+var Stylesheets = []string{"/static/css/corral.css", "/static/css/pages.css", "/static/css/query.css"}

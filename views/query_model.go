@@ -5,8 +5,6 @@ import (
 	"strconv"
 )
 
-// QueryCSS is the live query and drafts pages' own stylesheet.
-const QueryCSS = "/static/css/query.css"
 
 // QueryForm is the live query form as the URL carries it, so that a preview
 // can be shared by its address. Term errors sit next to the term at fault.

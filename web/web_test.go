@@ -367,8 +367,10 @@ func TestRoles(t *testing.T) {
 	if _, err := a.Store.UserByName(context.Background(), "mallory"); models.KindOf(err) != models.NotFound {
 		t.Errorf("the reader created a user (err %v)", err)
 	}
-	if reader.get("/").Has(t, "nav-users") {
-		t.Error("the reader sees the Users link")
+	if home := reader.get("/"); home.Has(t, "nav-users") || home.Has(t, "nav-world") {
+		t.Error("the reader sees the Users or World link")
+	} else if !home.Has(t, "nav-quotas") {
+		t.Error("the reader does not see the Quotas link")
 	}
 	member := a.client()
 	member.login("mike")
@@ -378,6 +380,9 @@ func TestRoles(t *testing.T) {
 
 	admin := a.client()
 	admin.login("alice")
+	if home := admin.get("/"); !home.Has(t, "nav-users") || !home.Has(t, "nav-world") {
+		t.Error("the admin does not see the Users and World links")
+	}
 	r := admin.get("/users")
 	if r.StatusCode != http.StatusOK || r.Doc(t).Find(`[data-testid="user-row"]`).Length() != 3 {
 		t.Fatalf("admin GET /users: status %d, rows %d", r.StatusCode, r.Doc(t).Find(`[data-testid="user-row"]`).Length())

@@ -45,6 +45,8 @@ func TestServerGroupList(t *testing.T) {
 	}
 	if r := a.as("rita").get("/server-groups/" + batch); r.StatusCode != http.StatusOK {
 		t.Errorf("rita (globex reader) GET batch: %d", r.StatusCode)
+	} else if href, _ := r.Doc(t).Find(`[data-testid="quota-link"]`).Attr("href"); href != "/quotas/globex" {
+		t.Errorf("the group's quota link goes to %q, want /quotas/globex", href)
 	}
 }
 

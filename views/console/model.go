@@ -14,9 +14,6 @@ import (
 	"corral/views"
 )
 
-// CSS is the stylesheet of these pages, linked from each of them so that
-// the shared layout need not know about it.
-const CSS = "/static/css/pages.css"
 
 // Problem is one finding about a metadata or extra-spec entry, shown next
 // to the entry it concerns. Key is "" for a finding about the whole set.

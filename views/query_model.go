@@ -5,7 +5,6 @@ import (
 	"strconv"
 )
 
-
 // QueryForm is the live query form as the URL carries it, so that a preview
 // can be shared by its address. Term errors sit next to the term at fault.
 type QueryForm struct {

@@ -14,7 +14,6 @@ import (
 	"corral/views"
 )
 
-
 // Problem is one finding about a metadata or extra-spec entry, shown next
 // to the entry it concerns. Key is "" for a finding about the whole set.
 type Problem struct {

@@ -128,7 +128,7 @@ func load(ctx context.Context, o options, out io.Writer) error {
 
 	// The first request builds the snapshot; it is reported, not counted.
 	t1 := time.Now()
-	if err := post(client, url, token, working[0]); err != nil {
+	if _, err := post(client, url, token, working[0]); err != nil {
 		return fmt.Errorf("first request: %w", err)
 	}
 	fmt.Fprintf(out, "first request (snapshot build included): %s\n", time.Since(t1).Round(time.Millisecond))
@@ -239,6 +239,7 @@ type stats struct {
 	failures  int64
 	firstErr  error
 	clients   int
+	bytes     int64 // response bodies received, to report the mean answer size
 }
 
 // phase runs clients concurrently over bodies (in turn) until n requests
@@ -247,6 +248,7 @@ func phase(client *http.Client, url, token string, bodies [][]byte, n, clients i
 	var (
 		next     atomic.Int64
 		failures atomic.Int64
+		received atomic.Int64
 		errOnce  sync.Once
 		mu       sync.Mutex
 		wg       sync.WaitGroup
@@ -265,8 +267,9 @@ func phase(client *http.Client, url, token string, bodies [][]byte, n, clients i
 					break
 				}
 				t := time.Now()
-				err := post(client, url, token, bodies[int(i)%len(bodies)])
+				size, err := post(client, url, token, bodies[int(i)%len(bodies)])
 				mine = append(mine, time.Since(t))
+				received.Add(int64(size))
 				if err != nil {
 					failures.Add(1)
 					errOnce.Do(func() { st.firstErr = err })
@@ -280,6 +283,7 @@ func phase(client *http.Client, url, token string, bodies [][]byte, n, clients i
 	wg.Wait()
 	st.elapsed = time.Since(start)
 	st.failures = failures.Load()
+	st.bytes = received.Load()
 	slices.Sort(st.latencies)
 	return st
 }
@@ -298,7 +302,8 @@ func (st *stats) print(out io.Writer, name string, o options) {
 		return
 	}
 	fmt.Fprintf(out, "  p50 %s  p90 %s  p99 %s  max %s\n", ms(st.pct(0.5)), ms(st.pct(0.9)), ms(st.pct(0.99)), ms(st.latencies[len(st.latencies)-1]))
-	fmt.Fprintf(out, "  %.1f requests/s, %d failed\n", float64(len(st.latencies))/st.elapsed.Seconds(), st.failures)
+	fmt.Fprintf(out, "  %.1f requests/s, %d failed, mean answer %.1f KiB\n", float64(len(st.latencies))/st.elapsed.Seconds(), st.failures,
+		float64(st.bytes)/float64(len(st.latencies))/1024)
 	verdict := "within"
 	if st.pct(0.5) > o.p50 || st.pct(0.99) > o.p99 {
 		verdict = "OUTSIDE"
@@ -379,27 +384,28 @@ func requestMix(w *models.World, n, offset int) [][]byte {
 	return out
 }
 
-func post(c *http.Client, url, token string, body []byte) error {
+// post sends one preview request and reports the size of the answer.
+func post(c *http.Client, url, token string, body []byte) (int, error) {
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Auth-Token", token)
 	resp, err := c.Do(req)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status %d: %s", resp.StatusCode, strings.TrimSpace(string(data[:min(len(data), 300)])))
+		return len(data), fmt.Errorf("status %d: %s", resp.StatusCode, strings.TrimSpace(string(data[:min(len(data), 300)])))
 	}
 	if !json.Valid(data) {
-		return errors.New("response is not JSON")
+		return len(data), errors.New("response is not JSON")
 	}
-	return nil
+	return len(data), nil
 }

@@ -12,12 +12,13 @@ import (
 	"corral/models/scheduling"
 )
 
-// The preview answers kept: a few hundred recent ones, each at most 256 KiB
-// (a page of a trace; one without a limit on a large cloud is tens of
-// megabytes and not worth keeping), so at most 64 MiB in all.
+// The preview answers kept: the 128 most recent, each at most 1 MiB, so at
+// most 128 MiB in all. A page of a trace on a large cloud is a few hundred
+// KiB (its summary groups every exclusion by reason); one without a limit
+// is tens of megabytes and not worth keeping.
 const (
-	maxAnswers     = 256
-	maxAnswerBytes = 256 << 10
+	maxAnswers     = 128
+	maxAnswerBytes = 1 << 20
 )
 
 // maxRequestBody bounds a preview request; a request document is a few

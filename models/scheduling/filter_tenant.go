@@ -1,7 +1,6 @@
 package scheduling
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,7 +60,16 @@ func (AggregateMultiTenancyIsolation) Filter(h *HostState, r *Request) Verdict {
 	case allowed:
 		return Verdict{Passed: true, Reason: "the project is among the host's tenants"}
 	}
-	return Verdict{Reason: fmt.Sprintf("project %q is not among the host's tenants %s (filter_tenant_id keys)", project, hfFormatValues(TenantsOf(h)))}
+	return tenantRefusal(project, hfFormatValues(TenantsOf(h)))
+}
+
+// tenantRefusal names the host's tenants in the reason; the summary leaves
+// them out, so every host the project may not use counts as one reason.
+func tenantRefusal(project, tenants string) Verdict {
+	return Verdict{
+		Reason:  "project " + strconv.Quote(project) + " is not among the host's tenants " + tenants + " (filter_tenant_id keys)",
+		Summary: "project " + strconv.Quote(project) + " is not among the host's tenants (filter_tenant_id keys)",
+	}
 }
 
 // hostTenants is TenantsOf of a host, with the set as reasons print it.
@@ -84,7 +92,7 @@ func (t *hostTenants) verdict(project string) Verdict {
 	case slices.Contains(t.list, project):
 		return Verdict{Passed: true, Reason: "the project is among the host's tenants"}
 	}
-	return Verdict{Reason: "project " + strconv.Quote(project) + " is not among the host's tenants " + t.text + " (filter_tenant_id keys)"}
+	return tenantRefusal(project, t.text)
 }
 
 // TenantsOf lists the projects h's aggregates admit (sorted); none means

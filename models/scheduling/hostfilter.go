@@ -36,6 +36,10 @@ type Request struct {
 type Verdict struct {
 	Passed bool
 	Reason string
+	// Summary is Reason with the host's particulars taken out (its tenants,
+	// its aggregates' values), so a trace's summary can count alike
+	// exclusions as one; empty means Reason is already general.
+	Summary string
 }
 
 // HostFilter is one of nova's host filters. Filter must never panic: input

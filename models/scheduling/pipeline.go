@@ -161,9 +161,10 @@ func (s *Snapshot) Run(spec *RequestSpec) (*Trace, error) {
 	// unless the reason names the host itself.
 	type verdictRound struct{ verdict, round int32 }
 	type cachedReason struct {
-		text  string
-		named bool         // the text may contain a host's name
-		group *ReasonGroup // made on first use
+		text    string
+		summary string       // what the summary groups it under
+		named   bool         // the text may contain a host's name
+		group   *ReasonGroup // made on first use
 	}
 	// Round 0, where nearly every exclusion happens, is indexed directly.
 	first := make([]*cachedReason, len(r.verdicts))
@@ -187,7 +188,7 @@ func (s *Snapshot) Run(spec *RequestSpec) (*Trace, error) {
 				c = later[verdictRound{hr.detail, round}]
 			}
 			if c == nil {
-				c = &cachedReason{text: r.filterReason(hr.detail, round)}
+				c = &cachedReason{text: r.filterReason(hr.detail, round), summary: r.filterSummary(hr.detail, round)}
 				c.named = s.mayNameHost(c.text)
 				if round == 0 {
 					first[hr.detail] = c
@@ -197,9 +198,9 @@ func (s *Snapshot) Run(spec *RequestSpec) (*Trace, error) {
 			}
 			switch {
 			case c.named && name != "" && strings.Contains(c.text, name):
-				reasons.add(stage, genericReason(c.text, name), name)
+				reasons.add(stage, genericReason(c.summary, name), name)
 			case c.group == nil:
-				c.group = reasons.group(stage, c.text)
+				c.group = reasons.group(stage, c.summary)
 				fallthrough
 			default:
 				c.group.note(name)
@@ -748,7 +749,19 @@ func (r *run) placementVerdict(p int) (group int, ok bool) {
 // filterReason is the reason of a host-filter failure, naming the instance
 // whose round it was when that was not the first.
 func (r *run) filterReason(verdict, round int32) string {
-	reason := r.verdicts[verdict].Reason
+	return r.inRound(r.verdicts[verdict].Reason, round)
+}
+
+// filterSummary is the reason a trace's summary groups the exclusion under.
+func (r *run) filterSummary(verdict, round int32) string {
+	v := r.verdicts[verdict]
+	if v.Summary == "" {
+		return r.inRound(v.Reason, round)
+	}
+	return r.inRound(v.Summary, round)
+}
+
+func (r *run) inRound(reason string, round int32) string {
 	if round > 0 {
 		return fmt.Sprintf("instance %d of %d: %s", round+1, r.req.NumInstances, reason)
 	}

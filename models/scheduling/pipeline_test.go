@@ -259,3 +259,35 @@ func TestConcurrentRunsShareViews(t *testing.T) {
 		}
 	}
 }
+
+// The summary counts alike exclusions once: two hosts refused to the same
+// project for different tenant sets are one reason, while each host's own
+// reason still names its tenants.
+func TestSummaryGroupsTenantRefusals(t *testing.T) {
+	s := seedSnapshot(t, func(w *models.World) {
+		w.Settings.EnabledFilters = []string{models.FilterAggregateMultiTenancy}
+		aggByName(w, "aggA").Metadata = map[string]string{"filter_tenant_id": "tA"}
+		aggByName(w, "aggB").Metadata = map[string]string{"filter_tenant_id": "tB", "filter_tenant_id2": "tC"}
+	})
+	tr := mustRun(t, s, &RequestSpec{ProjectID: "tZ"})
+	if passingHosts(tr) != "" {
+		t.Fatalf("passing %q, want none", passingHosts(tr))
+	}
+	reasons := map[string]string{}
+	for _, h := range tr.Hosts {
+		reasons[h.Name] = h.Reason
+	}
+	if !strings.Contains(reasons["cn1"], "{tA}") || !strings.Contains(reasons["cn2"], "{tB, tC}") {
+		t.Errorf("host reasons lost their tenants: %q", reasons)
+	}
+	var groups []ReasonGroup
+	for _, g := range tr.Summary.Reasons {
+		if g.Stage == models.FilterAggregateMultiTenancy {
+			groups = append(groups, g)
+		}
+	}
+	want := `project "tZ" is not among the host's tenants (filter_tenant_id keys)`
+	if len(groups) != 1 || groups[0].Reason != want || groups[0].Count != 2 {
+		t.Fatalf("tenant reasons in the summary = %+v, want one %q counting 2", groups, want)
+	}
+}

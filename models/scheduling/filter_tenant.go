@@ -66,6 +66,12 @@ func (AggregateMultiTenancyIsolation) Filter(h *HostState, r *Request) Verdict {
 // tenantRefusal names the host's tenants in the reason; the summary leaves
 // them out, so every host the project may not use counts as one reason.
 func tenantRefusal(project, tenants string) Verdict {
+	if project == "" {
+		return Verdict{
+			Reason:  "the request names no project, and the host admits only the tenants " + tenants + " (filter_tenant_id keys)",
+			Summary: "the request names no project, and the host admits only its tenants (filter_tenant_id keys)",
+		}
+	}
 	return Verdict{
 		Reason:  "project " + strconv.Quote(project) + " is not among the host's tenants " + tenants + " (filter_tenant_id keys)",
 		Summary: "project " + strconv.Quote(project) + " is not among the host's tenants (filter_tenant_id keys)",

@@ -291,3 +291,22 @@ func TestSummaryGroupsTenantRefusals(t *testing.T) {
 		t.Fatalf("tenant reasons in the summary = %+v, want one %q counting 2", groups, want)
 	}
 }
+
+// A request without a project is told so, not that project "" is refused.
+func TestTenantRefusalWithoutProject(t *testing.T) {
+	s := seedSnapshot(t, func(w *models.World) {
+		w.Settings.EnabledFilters = []string{models.FilterAggregateMultiTenancy}
+		aggByName(w, "aggA").Metadata = map[string]string{"filter_tenant_id": "tA"}
+	})
+	tr := mustRun(t, s, &RequestSpec{})
+	for _, h := range tr.Hosts {
+		if h.Name == "cn1" {
+			want := "the request names no project, and the host admits only the tenants {tA} (filter_tenant_id keys)"
+			if h.Passed || h.Reason != want {
+				t.Errorf("cn1: passed %v, reason %q; want %q", h.Passed, h.Reason, want)
+			}
+			return
+		}
+	}
+	t.Fatal("no cn1 in the trace")
+}

@@ -2,8 +2,6 @@ package compute_test
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"testing"
 )
 
@@ -23,25 +21,7 @@ func BenchmarkQuotaHTTP(b *testing.B) {
 		{"limits", "/compute/v2.1/limits"},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					req, _ := http.NewRequest("GET", s.URL+bc.path, nil)
-					req.Header.Set("X-Auth-Token", s.tokens["alice"])
-					req.Header.Set("OpenStack-API-Version", "compute 2.57")
-					resp, err := client.Do(req)
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != 200 {
-						b.Errorf("status %d", resp.StatusCode)
-						return
-					}
-				}
-			})
+			benchGET(b, s.URL+bc.path, s.tokens["alice"], "compute 2.57")
 		})
 	}
 }

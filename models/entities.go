@@ -49,6 +49,28 @@ func (p *Provider) IsSharing() bool { return p.HasTrait(TraitSharesViaAggregate)
 // IsHost reports whether p is a compute host: a root that is not sharing.
 func (p *Provider) IsHost() bool { return p.ParentUUID == nil && !p.IsSharing() }
 
+// Consumer is Placement's consumer: whatever holds allocations (an
+// instance, a migration). Generation guards concurrent allocation writes
+// (Placement 1.28); ConsumerType is "INSTANCE", "MIGRATION" or empty for
+// Placement's "unknown" (1.38).
+type Consumer struct {
+	UUID         string       `gorm:"primaryKey;size:36" json:"uuid"`
+	ProjectID    string       `gorm:"size:255;not null;index" json:"project_id"`
+	UserID       string       `gorm:"size:255;not null" json:"user_id"`
+	ConsumerType string       `gorm:"size:255" json:"consumer_type,omitempty"`
+	Generation   int64        `gorm:"not null;default:0" json:"generation"`
+	Allocations  []Allocation `gorm:"-" json:"allocations"`
+}
+
+// Allocation is one consumer's use of one resource class on one provider.
+// A provider's usage of a class is the sum of its allocations.
+type Allocation struct {
+	ConsumerUUID  string `gorm:"primaryKey;size:36" json:"consumer_uuid"`
+	ProviderUUID  string `gorm:"primaryKey;size:36;index" json:"resource_provider"`
+	ResourceClass string `gorm:"primaryKey;size:255" json:"resource_class"`
+	Used          int64  `gorm:"not null" json:"used"`
+}
+
 // Aggregate is Nova's host aggregate and Placement's aggregate in one.
 // ID is Nova's integer id; UUID is what Placement and member_of speak.
 type Aggregate struct {

@@ -209,3 +209,17 @@ const (
 	QuotaServerGroupMembers = "server_group_members"
 	DefaultQuota            = 10
 )
+
+// ResourceClass is a custom resource class (CUSTOM_*) created through the
+// Placement API; the standard classes are built in.
+type ResourceClass struct {
+	Name      string    `gorm:"primaryKey;size:255" json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Trait is a custom trait (CUSTOM_*) created through the Placement API;
+// the standard traits are built in.
+type Trait struct {
+	Name      string    `gorm:"primaryKey;size:255" json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+}

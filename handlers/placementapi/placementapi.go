@@ -85,7 +85,10 @@ func Register(g *echo.Group, env *handlers.Env) *API {
 	})
 	route(g, "/resource_providers/:uuid/traits", []method{
 		{http.MethodGet, api.getTraits, read},
+		{http.MethodPut, api.setProviderTraits, admin("resource_providers:traits:update")},
+		{http.MethodDelete, api.deleteProviderTraits, admin("resource_providers:traits:delete")},
 	})
+	api.registerResources(g, read, admin)
 	return api
 }
 

@@ -264,28 +264,7 @@ var standardResourceClasses = map[string]bool{
 
 // hasCapacity is Placement's test for GET /resource_providers?resources=:
 // capacity left after usage, and the amount within min_unit, max_unit and
-// step_size.
+// step_size (the core's per-class check).
 func hasCapacity(p *models.Provider, rc string, amount int64) bool {
-	inv, ok := p.Inventories[rc]
-	if !ok {
-		return false
-	}
-	ratio := inv.AllocationRatio
-	if ratio == 0 {
-		ratio = 1
-	}
-	used := p.Usages[rc]
-	if float64(inv.Total-inv.Reserved)*ratio < float64(used+amount) {
-		return false
-	}
-	if inv.MinUnit > 0 && amount < inv.MinUnit {
-		return false
-	}
-	if inv.MaxUnit > 0 && amount > inv.MaxUnit {
-		return false
-	}
-	if inv.StepSize > 0 && amount%inv.StepSize != 0 {
-		return false
-	}
-	return true
+	return !placement.Check(p, rc, amount).Short
 }

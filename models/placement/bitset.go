@@ -105,3 +105,6 @@ func (b Bitset) Min() int {
 	}
 	return -1
 }
+
+// IsEmpty reports whether no member is set.
+func (b Bitset) IsEmpty() bool { return b.Min() < 0 }

@@ -31,6 +31,9 @@ type Index struct {
 	// provider → aggregates, as one CSR array (provAggs[provStart[p]:provStart[p+1]])
 	provStart []int32
 	provAggs  []int32
+
+	// res indexes inventories and traits for allocation candidates.
+	res catalogIndex
 }
 
 // NewIndex builds the index. Provider parents and aggregate members are

@@ -208,6 +208,7 @@ func (s *Store) migrateTx(tx *gorm.DB) error {
 		&models.ServerGroup{}, &models.User{}, &models.APIToken{}, &models.AuditEvent{},
 		&models.Quota{}, &revisionRow{}, &settingsRow{}, &sessionKeyRow{},
 		&Draft{}, &Session{},
+		&models.Consumer{}, &models.Allocation{}, &models.ResourceClass{}, &models.Trait{},
 	); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}

@@ -1,0 +1,868 @@
+package placement
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"corral/models"
+)
+
+// This file computes GET /allocation_candidates exactly as Placement 8.0
+// does (objects/allocation_candidate.py and research_context.py): the
+// unnumbered group spans provider trees and sharing providers, each
+// numbered group is satisfied by one provider, the groups are merged per
+// anchor root, then group_policy, same_subtree, the final capacity check,
+// the pre-1.29 nested exclusion and limit apply.
+
+// Amount is one requested resource class and amount.
+type Amount struct {
+	Class  string
+	Amount int64
+}
+
+// Group is one request group: Suffix "" is the unnumbered group.
+type Group struct {
+	Suffix    string
+	Resources []Amount   // in request order
+	Required  [][]string // AND of ORs
+	Forbidden []string
+	MemberOf  Terms
+	InTree    string
+}
+
+// CandidateQuery is a whole GET /allocation_candidates request.
+type CandidateQuery struct {
+	Groups        []Group // in the order their keys first appear
+	GroupPolicy   string  // "", "none" or "isolate"
+	RootRequired  []string
+	RootForbidden []string
+	SameSubtree   [][]string
+	Limit         int
+	// NestedAware is false below microversion 1.29: a candidate may then
+	// use only one provider per tree.
+	NestedAware bool
+}
+
+// Catalog says which resource classes and traits exist; Placement refuses
+// names missing from its tables.
+type Catalog interface {
+	HasClass(name string) bool
+	HasTrait(name string) bool
+}
+
+// Unknown is returned for a resource class or trait the catalog lacks.
+type Unknown struct {
+	Trait bool
+	Name  string
+}
+
+func (u *Unknown) Error() string {
+	if u.Trait {
+		return "No such trait(s): " + u.Name + "."
+	}
+	return "No such resource class " + u.Name + "."
+}
+
+// Alloc is one provider's share of a candidate.
+type Alloc struct {
+	Provider int
+	Class    string
+	Amount   int64
+}
+
+// Candidate is one allocation request.
+type Candidate struct {
+	Allocs   []Alloc          // sorted by provider, then class
+	Mappings map[string][]int // suffix → providers, sorted
+}
+
+// Candidates is the answer: the allocation requests and the providers whose
+// summaries go with them.
+type Candidates struct {
+	Requests  []Candidate
+	Summaries []int // provider indices, sorted
+}
+
+// areq is an allocation request while groups are merged.
+type areq struct {
+	anchor   int32
+	same     bool // from a numbered group
+	allocs   []Alloc
+	mappings map[string][]int32
+}
+
+// catalogIndex is built once per Index, on first use.
+type catalogIndex struct {
+	once     sync.Once
+	byClass  map[string][]int32
+	hasTrees bool
+	mu       sync.Mutex
+	byTrait  map[string]Bitset
+}
+
+func (ix *Index) resIndex() *catalogIndex {
+	c := &ix.res
+	c.once.Do(func() {
+		c.byClass = map[string][]int32{}
+		c.byTrait = map[string]Bitset{}
+		for i, p := range ix.providers {
+			for rc := range p.Inventories {
+				c.byClass[rc] = append(c.byClass[rc], int32(i))
+			}
+			if ix.parent[i] >= 0 {
+				c.hasTrees = true
+			}
+		}
+	})
+	return c
+}
+
+// ProvidersWithClass returns the providers having inventory of class, in
+// provider order. Do not modify.
+func (ix *Index) ProvidersWithClass(class string) []int32 { return ix.resIndex().byClass[class] }
+
+// HasTrees reports whether any provider has a parent.
+func (ix *Index) HasTrees() bool { return ix.resIndex().hasTrees }
+
+// HasSharing reports whether any provider shares via aggregates.
+func (ix *Index) HasSharing() bool { return ix.sharing.Min() >= 0 }
+
+// WithTrait returns the set of providers carrying trait t. Do not modify.
+func (ix *Index) WithTrait(t string) Bitset {
+	c := ix.resIndex()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if b, ok := c.byTrait[t]; ok {
+		return b
+	}
+	b := NewBitset(len(ix.providers))
+	for i, p := range ix.providers {
+		if p.HasTrait(t) {
+			b.Set(i)
+		}
+	}
+	c.byTrait[t] = b
+	return b
+}
+
+// directAggs returns the providers directly in every required term (nil
+// when there are none) and those directly in a forbidden aggregate (nil
+// when none). ok is false when a required term names only unknown
+// aggregates or nothing matches: Placement then finds no provider at all.
+func (ix *Index) directAggs(t Terms) (in, bad Bitset, ok bool) {
+	for _, term := range t.Required {
+		var known []int32
+		for _, u := range term {
+			if a, found := ix.aggByID[u]; found {
+				known = append(known, a)
+			}
+		}
+		if len(known) == 0 {
+			return nil, nil, false
+		}
+		d := ix.union(known)
+		if in == nil {
+			in = d
+		} else {
+			in.And(d)
+		}
+	}
+	if in != nil && in.Min() < 0 {
+		return nil, nil, false
+	}
+	var forb []int32
+	for _, u := range t.Forbidden {
+		if a, found := ix.aggByID[u]; found {
+			forb = append(forb, a)
+		}
+	}
+	if len(forb) > 0 {
+		bad = ix.union(forb)
+	}
+	return in, bad, true
+}
+
+// AllocationCandidates answers q. An unknown class or trait is an *Unknown
+// error, detected in the order Placement looks names up (so a group after
+// one that matched nothing is never checked, as upstream).
+func (ix *Index) AllocationCandidates(q CandidateQuery, cat Catalog) (*Candidates, error) {
+	empty := &Candidates{}
+	var anchorRoots Bitset
+	if len(q.RootRequired) > 0 || len(q.RootForbidden) > 0 {
+		for _, t := range sortedCopy(q.RootRequired) {
+			if !cat.HasTrait(t) {
+				return nil, &Unknown{Trait: true, Name: t}
+			}
+		}
+		for _, t := range sortedCopy(q.RootForbidden) {
+			if !cat.HasTrait(t) {
+				return nil, &Unknown{Trait: true, Name: t}
+			}
+		}
+		anchorRoots = NewBitset(len(ix.providers))
+		for i := range ix.providers {
+			if ix.parent[i] >= 0 {
+				continue
+			}
+			ok := true
+			for _, t := range q.RootRequired {
+				if !ix.WithTrait(t).Has(i) {
+					ok = false
+					break
+				}
+			}
+			for _, t := range q.RootForbidden {
+				if ok && ix.WithTrait(t).Has(i) {
+					ok = false
+				}
+			}
+			if ok {
+				anchorRoots.Set(i)
+			}
+		}
+		if anchorRoots.Min() < 0 {
+			return empty, nil
+		}
+	}
+	inAnchors := func(r int32) bool { return anchorRoots == nil || anchorRoots.Has(int(r)) }
+
+	multiRCs := map[string]bool{}
+	seenRCs := map[string]bool{}
+	perGroup := make([][]*areq, 0, len(q.Groups))
+	for gi := range q.Groups {
+		g := &q.Groups[gi]
+		for _, a := range g.Resources {
+			if !cat.HasClass(a.Class) {
+				return nil, &Unknown{Name: a.Class}
+			}
+			if seenRCs[a.Class] {
+				multiRCs[a.Class] = true
+			}
+			seenRCs[a.Class] = true
+		}
+		inAggs, badAggs, ok := ix.directAggs(g.MemberOf)
+		if !ok {
+			return empty, nil
+		}
+		for _, any := range g.Required {
+			for _, t := range sortedCopy(any) {
+				if !cat.HasTrait(t) {
+					return nil, &Unknown{Trait: true, Name: t}
+				}
+			}
+		}
+		for _, t := range sortedCopy(g.Forbidden) {
+			if !cat.HasTrait(t) {
+				return nil, &Unknown{Trait: true, Name: t}
+			}
+		}
+		treeRoot := int32(-1)
+		if g.InTree != "" {
+			p, found := ix.provByID[g.InTree]
+			if !found {
+				return empty, nil
+			}
+			treeRoot = ix.root[p]
+		}
+		fits := make([][]int32, len(g.Resources))
+		for k, a := range g.Resources {
+			for _, p := range ix.ProvidersWithClass(a.Class) {
+				if treeRoot >= 0 && ix.root[p] != treeRoot {
+					continue
+				}
+				if !Check(ix.providers[p], a.Class, a.Amount).Short {
+					fits[k] = append(fits[k], p)
+				}
+			}
+			if len(fits[k]) == 0 {
+				return empty, nil
+			}
+		}
+		gc := &groupCtx{ix: ix, g: g, inAggs: inAggs, badAggs: badAggs, treeRoot: treeRoot, fits: fits, inAnchors: inAnchors, anchorRoots: anchorRoots}
+		var reqs []*areq
+		if g.Suffix == "" && (ix.HasSharing() || ix.HasTrees()) {
+			reqs = gc.multiple()
+		} else {
+			reqs = gc.single()
+		}
+		if len(reqs) == 0 {
+			return empty, nil
+		}
+		perGroup = append(perGroup, reqs)
+	}
+	merged := ix.merge(q, perGroup)
+	if len(merged) == 0 {
+		return empty, nil
+	}
+	sortAreqs(merged)
+
+	// Below 1.29 a candidate may not take two providers of one tree.
+	var summaryOnly map[int32]bool
+	if !q.NestedAware && ix.HasTrees() {
+		kept := merged[:0]
+		summaryOnly = map[int32]bool{}
+		for _, a := range merged {
+			roots := map[int32]int{}
+			provs := map[int32]bool{}
+			for _, al := range a.allocs {
+				p := int32(al.Provider)
+				if !provs[p] {
+					provs[p] = true
+					roots[ix.root[p]]++
+				}
+			}
+			if len(roots) == len(provs) {
+				kept = append(kept, a)
+				for p := range provs {
+					summaryOnly[p] = true
+				}
+			}
+		}
+		merged = kept
+		if len(merged) == 0 {
+			return empty, nil
+		}
+	}
+	if q.Limit > 0 && q.Limit < len(merged) {
+		merged = merged[:q.Limit]
+	}
+	roots := map[int32]bool{}
+	for _, a := range merged {
+		for _, al := range a.allocs {
+			roots[ix.root[al.Provider]] = true
+		}
+	}
+	out := &Candidates{Requests: make([]Candidate, len(merged))}
+	for i, a := range merged {
+		c := Candidate{Allocs: a.allocs, Mappings: make(map[string][]int, len(a.mappings))}
+		for s, ps := range a.mappings {
+			l := make([]int, len(ps))
+			for k, p := range ps {
+				l[k] = int(p)
+			}
+			c.Mappings[s] = l
+		}
+		out.Requests[i] = c
+	}
+	if summaryOnly != nil {
+		for p := range summaryOnly {
+			if roots[ix.root[p]] {
+				out.Summaries = append(out.Summaries, int(p))
+			}
+		}
+	} else {
+		for r := range roots {
+			out.Summaries = append(out.Summaries, int(r))
+			for _, d := range ix.children[r] {
+				out.Summaries = append(out.Summaries, int(d))
+			}
+		}
+	}
+	sort.Ints(out.Summaries)
+	return out, nil
+}
+
+func sortedCopy(s []string) []string {
+	c := append([]string(nil), s...)
+	sort.Strings(c)
+	return c
+}
+
+type groupCtx struct {
+	ix          *Index
+	g           *Group
+	inAggs      Bitset // nil: no required aggregates
+	badAggs     Bitset // nil: no forbidden aggregates
+	treeRoot    int32
+	fits        [][]int32 // per requested class, providers with room
+	inAnchors   func(int32) bool
+	anchorRoots Bitset
+}
+
+// traitsOK is the per-provider trait test of a numbered group.
+func (gc *groupCtx) traitsOK(p int) bool {
+	for _, any := range gc.g.Required {
+		ok := false
+		for _, t := range any {
+			if gc.ix.WithTrait(t).Has(p) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	for _, t := range gc.g.Forbidden {
+		if gc.ix.WithTrait(t).Has(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// single is _alloc_candidates_single_provider over
+// get_provider_ids_matching: one provider satisfies the whole group;
+// a sharing provider is paired with every anchor.
+func (gc *groupCtx) single() []*areq {
+	ix, g := gc.ix, gc.g
+	pass := func(p int32) bool {
+		if gc.inAggs != nil && !gc.inAggs.Has(int(p)) {
+			return false
+		}
+		if gc.badAggs != nil && gc.badAggs.Has(int(p)) {
+			return false
+		}
+		return gc.traitsOK(int(p))
+	}
+	var provs []int32
+	if len(g.Resources) == 0 {
+		// A resourceless group ignores in_tree, as upstream does.
+		for p := range ix.providers {
+			if pass(int32(p)) {
+				provs = append(provs, int32(p))
+			}
+		}
+	} else {
+		cnt := make(map[int32]int, len(gc.fits[0]))
+		for _, p := range gc.fits[0] {
+			if pass(p) {
+				cnt[p] = 1
+			}
+		}
+		for k := 1; k < len(gc.fits); k++ {
+			for _, p := range gc.fits[k] {
+				if cnt[p] == k {
+					cnt[p] = k + 1
+				}
+			}
+		}
+		for _, p := range gc.fits[0] {
+			if cnt[p] == len(gc.fits) {
+				provs = append(provs, p)
+			}
+		}
+	}
+	var out []*areq
+	for _, p := range provs {
+		allocs := make([]Alloc, len(g.Resources))
+		for k, a := range g.Resources {
+			allocs[k] = Alloc{Provider: int(p), Class: a.Class, Amount: a.Amount}
+		}
+		m := map[string][]int32{g.Suffix: {p}}
+		r := ix.root[p]
+		if gc.inAnchors(r) {
+			out = append(out, &areq{anchor: r, same: g.Suffix != "", allocs: allocs, mappings: m})
+		}
+		if ix.sharing.Has(int(p)) {
+			for _, a := range ix.Anchors(int(p)) {
+				if int32(a) == r || !gc.inAnchors(int32(a)) {
+					continue
+				}
+				out = append(out, &areq{anchor: int32(a), same: g.Suffix != "", allocs: allocs, mappings: m})
+			}
+		}
+	}
+	return out
+}
+
+// cand is one (provider, anchor root) row of one class.
+type cand struct{ p, root int32 }
+
+// multiple is get_trees_matching_all followed by
+// _alloc_candidates_multiple_providers: each class may come from any
+// provider of the anchor's tree or from a sharing provider anchored there.
+func (gc *groupCtx) multiple() []*areq {
+	ix, g := gc.ix, gc.g
+	perClass := make([]map[int32][]int32, len(g.Resources)) // class → root → providers
+	var trees map[int32]bool
+	for k := range g.Resources {
+		rows := map[cand]bool{}
+		fitting := NewBitset(len(ix.providers))
+		for _, p := range gc.fits[k] {
+			rows[cand{p, ix.root[p]}] = true
+			fitting.Set(int(p))
+		}
+		if gc.treeRoot < 0 {
+			var shares []int
+			ix.sharing.Each(func(s int) {
+				if fitting.Has(s) && (gc.inAggs == nil || gc.inAggs.Has(s)) {
+					shares = append(shares, s)
+				}
+			})
+			for _, s := range shares {
+				if len(ix.AggregatesOf(s)) == 0 {
+					continue
+				}
+				for _, a := range ix.Anchors(s) {
+					rows[cand{int32(s), int32(a)}] = true
+				}
+			}
+		}
+		byRoot := map[int32][]int32{}
+		for c := range rows {
+			if gc.anchorRoots != nil && !gc.anchorRoots.Has(int(c.root)) {
+				continue
+			}
+			if gc.inAggs != nil && !gc.inAggs.Has(int(c.p)) && !gc.inAggs.Has(int(c.root)) {
+				continue
+			}
+			if gc.badAggs != nil && (gc.badAggs.Has(int(c.p)) || gc.badAggs.Has(int(c.root))) {
+				continue
+			}
+			byRoot[c.root] = append(byRoot[c.root], c.p)
+		}
+		if len(byRoot) == 0 {
+			return nil
+		}
+		if trees == nil {
+			trees = map[int32]bool{}
+			for r := range byRoot {
+				trees[r] = true
+			}
+		} else {
+			for r := range trees {
+				if _, ok := byRoot[r]; !ok {
+					delete(trees, r)
+				}
+			}
+			if len(trees) == 0 {
+				return nil
+			}
+		}
+		perClass[k] = byRoot
+	}
+	roots := make([]int32, 0, len(trees))
+	for r := range trees {
+		roots = append(roots, r)
+	}
+	sort.Slice(roots, func(i, j int) bool { return roots[i] < roots[j] })
+	var out []*areq
+	for _, r := range roots {
+		lists := make([][]int32, len(g.Resources))
+		for k := range g.Resources {
+			l := perClass[k][r]
+			sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
+			lists[k] = l
+		}
+		idx := make([]int, len(lists))
+		for {
+			combo := make([]int32, len(lists))
+			for k := range lists {
+				combo[k] = lists[k][idx[k]]
+			}
+			if gc.comboTraitsOK(combo) {
+				allocs := make([]Alloc, len(combo))
+				set := map[int32]bool{}
+				var provs []int32
+				for k, p := range combo {
+					allocs[k] = Alloc{Provider: int(p), Class: g.Resources[k].Class, Amount: g.Resources[k].Amount}
+					if !set[p] {
+						set[p] = true
+						provs = append(provs, p)
+					}
+				}
+				out = append(out, &areq{anchor: r, allocs: allocs, mappings: map[string][]int32{g.Suffix: provs}})
+			}
+			// next combination (odometer)
+			k := len(idx) - 1
+			for k >= 0 {
+				idx[k]++
+				if idx[k] < len(lists[k]) {
+					break
+				}
+				idx[k] = 0
+				k--
+			}
+			if k < 0 {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// comboTraitsOK is _check_traits_for_alloc_request: no provider of the
+// combination has a forbidden trait, and together they have every
+// required one.
+func (gc *groupCtx) comboTraitsOK(combo []int32) bool {
+	for _, t := range gc.g.Forbidden {
+		b := gc.ix.WithTrait(t)
+		for _, p := range combo {
+			if b.Has(int(p)) {
+				return false
+			}
+		}
+	}
+	for _, any := range gc.g.Required {
+		ok := false
+		for _, t := range any {
+			b := gc.ix.WithTrait(t)
+			for _, p := range combo {
+				if b.Has(int(p)) {
+					ok = true
+					break
+				}
+			}
+			if ok {
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// merge is _merge_candidates: per anchor, every combination of one request
+// per group, filtered by group_policy and same_subtree, consolidated and
+// checked against capacity once more; duplicates collapse.
+func (ix *Index) merge(q CandidateQuery, perGroup [][]*areq) []*areq {
+	byAnchor := map[int32][][]*areq{}
+	var anchors []int32
+	for gi, reqs := range perGroup {
+		for _, a := range reqs {
+			lists, ok := byAnchor[a.anchor]
+			if !ok {
+				if gi != 0 {
+					continue // an anchor missing from an earlier group can never be viable
+				}
+				lists = make([][]*areq, len(perGroup))
+				anchors = append(anchors, a.anchor)
+			}
+			lists[gi] = append(lists[gi], a)
+			byAnchor[a.anchor] = lists
+		}
+	}
+	numbered := 0
+	for _, g := range q.Groups {
+		if g.Suffix != "" {
+			numbered++
+		}
+	}
+	sort.Slice(anchors, func(i, j int) bool { return anchors[i] < anchors[j] })
+	seen := map[string]bool{}
+	var out []*areq
+	for _, anchor := range anchors {
+		lists := byAnchor[anchor]
+		viable := true
+		for _, l := range lists {
+			if len(l) == 0 {
+				viable = false
+				break
+			}
+		}
+		if !viable {
+			continue
+		}
+		idx := make([]int, len(lists))
+		pick := make([]*areq, len(lists))
+		for {
+			for k := range lists {
+				pick[k] = lists[k][idx[k]]
+			}
+			if ix.groupPolicyOK(pick, q.GroupPolicy, numbered) && ix.sameSubtreeOK(pick, q.SameSubtree) {
+				c := consolidate(pick)
+				if !ix.exceeds(c) {
+					k := c.key()
+					if !seen[k] {
+						seen[k] = true
+						out = append(out, c)
+					}
+				}
+			}
+			k := len(idx) - 1
+			for k >= 0 {
+				idx[k]++
+				if idx[k] < len(lists[k]) {
+					break
+				}
+				idx[k] = 0
+				k--
+			}
+			if k < 0 {
+				break
+			}
+		}
+	}
+	return out
+}
+
+func (ix *Index) groupPolicyOK(pick []*areq, policy string, numbered int) bool {
+	if policy != "isolate" {
+		return true
+	}
+	provs := map[int32]bool{}
+	for _, a := range pick {
+		if !a.same {
+			continue
+		}
+		for _, ps := range a.mappings {
+			for _, p := range ps {
+				provs[p] = true
+			}
+		}
+	}
+	return len(provs) == numbered
+}
+
+// sameSubtreeOK is _satisfies_same_subtree: for each same_subtree set, one
+// of the providers satisfying those groups is an ancestor (or itself) of
+// all the others.
+func (ix *Index) sameSubtreeOK(pick []*areq, subtrees [][]string) bool {
+	for _, st := range subtrees {
+		provs := map[int32]bool{}
+		for _, a := range pick {
+			for _, s := range st {
+				for _, p := range a.mappings[s] {
+					provs[p] = true
+				}
+			}
+		}
+		if len(provs) <= 1 {
+			continue
+		}
+		var common map[int32]bool
+		for p := range provs {
+			anc := map[int32]bool{}
+			for x := p; x >= 0; x = ix.parent[x] {
+				anc[x] = true
+			}
+			if common == nil {
+				common = anc
+			} else {
+				for x := range common {
+					if !anc[x] {
+						delete(common, x)
+					}
+				}
+			}
+		}
+		found := false
+		for p := range provs {
+			if common[p] {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func consolidate(pick []*areq) *areq {
+	out := &areq{anchor: pick[0].anchor, mappings: map[string][]int32{}}
+	pos := map[Alloc]int{}
+	for _, a := range pick {
+		for _, al := range a.allocs {
+			k := Alloc{Provider: al.Provider, Class: al.Class}
+			if i, ok := pos[k]; ok {
+				out.allocs[i].Amount += al.Amount
+				continue
+			}
+			pos[k] = len(out.allocs)
+			out.allocs = append(out.allocs, al)
+		}
+		for s, ps := range a.mappings {
+			out.mappings[s] = unionSorted(out.mappings[s], ps)
+		}
+	}
+	sort.Slice(out.allocs, func(i, j int) bool {
+		a, b := out.allocs[i], out.allocs[j]
+		if a.Provider != b.Provider {
+			return a.Provider < b.Provider
+		}
+		return a.Class < b.Class
+	})
+	return out
+}
+
+func unionSorted(a, b []int32) []int32 {
+	out := append(append([]int32(nil), a...), b...)
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	k := 0
+	for i, v := range out {
+		if i == 0 || v != out[k-1] {
+			out[k] = v
+			k++
+		}
+	}
+	return out[:k]
+}
+
+// exceeds is RequestWideSearchContext.exceeds_capacity on a consolidated
+// request: used + amount over the (truncated) capacity, or over max_unit.
+func (ix *Index) exceeds(a *areq) bool {
+	for _, al := range a.allocs {
+		p := ix.providers[al.Provider]
+		inv := Normalized(p.Inventories[al.Class])
+		if p.Usages[al.Class]+al.Amount > Capacity(inv) || al.Amount > inv.MaxUnit {
+			return true
+		}
+	}
+	return false
+}
+
+// key identifies a request by its allocations and mappings, as Placement's
+// AllocationRequest equality does (the anchor is not part of it).
+func (a *areq) key() string {
+	var b strings.Builder
+	for _, al := range a.allocs {
+		b.WriteString(strconv.Itoa(al.Provider))
+		b.WriteByte(':')
+		b.WriteString(al.Class)
+		b.WriteByte('=')
+		b.WriteString(strconv.FormatInt(al.Amount, 10))
+		b.WriteByte(';')
+	}
+	suffixes := make([]string, 0, len(a.mappings))
+	for s := range a.mappings {
+		suffixes = append(suffixes, s)
+	}
+	sort.Strings(suffixes)
+	for _, s := range suffixes {
+		b.WriteString("|" + s + ":")
+		for _, p := range a.mappings[s] {
+			b.WriteString(strconv.Itoa(int(p)) + ",")
+		}
+	}
+	return b.String()
+}
+
+// sortAreqs orders requests by their first provider, then their key, so
+// that limit keeps a stable prefix.
+func sortAreqs(reqs []*areq) {
+	keys := make(map[*areq]string, len(reqs))
+	for _, a := range reqs {
+		keys[a] = a.key()
+	}
+	sort.SliceStable(reqs, func(i, j int) bool {
+		ai, aj := reqs[i], reqs[j]
+		fi, fj := firstProvider(ai), firstProvider(aj)
+		if fi != fj {
+			return fi < fj
+		}
+		return keys[ai] < keys[aj]
+	})
+}
+
+func firstProvider(a *areq) int {
+	if len(a.allocs) > 0 {
+		return a.allocs[0].Provider
+	}
+	for _, ps := range a.mappings {
+		if len(ps) > 0 {
+			return int(ps[0])
+		}
+	}
+	return -1
+}
+
+// Usage returns provider p's usage of class (what Placement sums from its
+// allocations).
+func Usage(p *models.Provider, class string) int64 { return p.Usages[class] }

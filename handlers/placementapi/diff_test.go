@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"net/http"
 	"net/url"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -485,6 +486,15 @@ func errorHead(body []byte) (string, string) {
 	if i := strings.Index(d, "  Failed validating"); i >= 0 {
 		d = d[:i]
 	}
+	// Placement lists bad groups from a Python set, in hash order.
+	if i := strings.Index(d, "bad group(s) - ["); i >= 0 {
+		start := i + len("bad group(s) - [")
+		if j := strings.Index(d[start:], "]"); j >= 0 {
+			items := strings.Split(d[start:start+j], ", ")
+			sort.Strings(items)
+			d = d[:start] + strings.Join(items, ", ") + d[start+j:]
+		}
+	}
 	return strings.TrimSpace(d), m.Errors[0].Code
 }
 
@@ -548,9 +558,15 @@ func TestDifferentialAgainstRealPlacement(t *testing.T) {
 	st := openSQLite(t)
 	a := startApp(t, st)
 	peers := []peer{{"corral", a.URL, a.Admin}, {"placement", real, "admin"}}
+	// CORRAL_DIFF_SEED explores other worlds and queries; the default is
+	// what CI runs.
+	seed := int64(0)
+	if s := os.Getenv("CORRAL_DIFF_SEED"); s != "" {
+		fmt.Sscan(s, &seed)
+	}
 	worlds := []*dWorld{seedWorld()}
 	for n := 1; n <= 3; n++ {
-		worlds = append(worlds, genWorld(rand.New(rand.NewSource(int64(n))), n))
+		worlds = append(worlds, genWorld(rand.New(rand.NewSource(seed*10+int64(n))), n))
 	}
 	// All worlds live side by side in one database on each side; their
 	// providers and aggregates are distinct, and queries name one world's
@@ -559,8 +575,8 @@ func TestDifferentialAgainstRealPlacement(t *testing.T) {
 	for _, w := range worlds {
 		w.load(t, peers)
 	}
-	r := rand.New(rand.NewSource(42))
-	compared, ok200, limited, bugProne := 0, 0, 0, 0
+	r := rand.New(rand.NewSource(42 + seed))
+	compared, ok200, limited, bugProne, subsets := 0, 0, 0, 0, 0
 	for i := 0; i < 340; i++ {
 		w := worlds[i%len(worlds)]
 		v := diffVersions[r.Intn(len(diffVersions))]
@@ -600,6 +616,11 @@ func TestDifferentialAgainstRealPlacement(t *testing.T) {
 		if err := json.Unmarshal(pr.body, &pb); err != nil {
 			t.Fatalf("placement body: %v\n%s", err, pr.body)
 		}
+		subset := sharingOnlyProne(q)
+		if subset && strings.Contains(q, "limit=") {
+			bugProne++
+			continue
+		}
 		if strings.Contains(q, "limit=") {
 			limited++
 			full := strings.NewReplacer().Replace(path)
@@ -631,6 +652,27 @@ func TestDifferentialAgainstRealPlacement(t *testing.T) {
 			continue
 		}
 		cs, ps := requestSet(t, cb), requestSet(t, pb)
+		if subset {
+			// Placement keeps a request of the unnumbered group that only
+			// sharing providers serve for one anchor tree alone: its
+			// candidates are a set whose equality ignores the anchor
+			// (_alloc_candidates_multiple_providers), so the first tree
+			// in Python's set order wins and only that tree's numbered
+			// groups can join it. corral pairs it with every anchor, so
+			// Placement's answer must be a part of corral's.
+			subsets++
+			for k := range ps {
+				if !cs[k] {
+					t.Errorf("[%s] GET %s: only placement: %s", v, path, k)
+				}
+			}
+			for u, s := range pb.Summaries {
+				if cs, ok := cb.Summaries[u]; !ok || canon(cs) != canon(s) {
+					t.Errorf("[%s] GET %s: summary of %s: corral %s, placement %s", v, path, u, canon(cs), canon(s))
+				}
+			}
+			continue
+		}
 		if len(cs) != len(ps) || len(cb.Requests) != len(pb.Requests) {
 			t.Errorf("[%s] GET %s: %d requests (%d distinct), placement %d (%d distinct)", v, path, len(cb.Requests), len(cs), len(pb.Requests), len(ps))
 		}
@@ -674,10 +716,36 @@ func TestDifferentialAgainstRealPlacement(t *testing.T) {
 			t.Errorf("[%s] GET %s: lists differ\ncorral:    %s\nplacement: %s", v, path, canon(cm), canon(pm))
 		}
 	}
-	t.Logf("compared %d queries (%d allocation-candidate answers with 200, %d with limit, %d on status only: a class in two groups)", compared, ok200, limited, bugProne)
+	t.Logf("compared %d queries (%d allocation-candidate answers with 200, %d with limit, %d on status only, %d as a part of corral's)", compared, ok200, limited, bugProne, subsets)
 	if ok200 < 100 {
 		t.Errorf("only %d queries had candidates to compare; the generator needs tuning", ok200)
 	}
+}
+
+// sharingOnlyProne reports whether the unnumbered group of a query with
+// numbered groups asks only for classes that sharing providers have
+// (DISK_GB in these worlds).
+func sharingOnlyProne(q string) bool {
+	vals, _ := url.ParseQuery(q)
+	res, ok := vals["resources"]
+	if !ok {
+		return false
+	}
+	numbered := false
+	for k := range vals {
+		if strings.HasPrefix(k, "resources") && k != "resources" {
+			numbered = true
+		}
+	}
+	if !numbered {
+		return false
+	}
+	for _, part := range strings.Split(res[len(res)-1], ",") {
+		if rc, _, _ := strings.Cut(part, ":"); rc != "DISK_GB" {
+			return false
+		}
+	}
+	return true
 }
 
 // consolidationBugProne reports whether a query asks for one resource

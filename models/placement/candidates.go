@@ -419,7 +419,13 @@ func (gc *groupCtx) single() []*areq {
 	}
 	var provs []int32
 	if len(g.Resources) == 0 {
-		// A resourceless group ignores in_tree, as upstream does.
+		// A resourceless group ignores in_tree, and without a required
+		// trait or aggregate it matches nothing: upstream keeps only
+		// providers in its (then empty) set of filtered providers
+		// (get_provider_ids_matching).
+		if len(g.Required) == 0 && len(g.MemberOf.Required) == 0 {
+			return nil
+		}
 		for p := range ix.providers {
 			if pass(int32(p)) {
 				provs = append(provs, int32(p))

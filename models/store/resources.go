@@ -199,8 +199,13 @@ func (t *txn) setConsumerAllocations(w *ConsumerAllocations, touched map[string]
 			e := &ConsumerGenerationError{Current: &cur.Generation, Got: w.Generation}
 			return &models.Error{Kind: models.Conflict, Field: "consumer_generation", Err: e, Msg: e.Error()}
 		}
-	} else if err := t.tx.Create(&next).Error; err != nil {
-		return err
+	} else {
+		// Placement creates the consumer at 0 and increments it with the
+		// write, so a new consumer answers generation 1.
+		next.Generation = 1
+		if err := t.tx.Create(&next).Error; err != nil {
+			return err
+		}
 	}
 	next.Allocations = rows
 	action := "update"

@@ -102,9 +102,11 @@ func Generate(cfg Config) *models.World {
 		name := fmt.Sprintf("%s%0*d", HostPrefix, width, h)
 		root := models.Provider{UUID: g.uuid(), Name: name, Traits: []string{"HW_CPU_X86_AVX2"},
 			Inventories: map[string]models.Inventory{
-				"MEMORY_MB": {Total: 262144, AllocationRatio: 1.0},
+				"VCPU":      {Total: 64, AllocationRatio: 4.0},
+				"MEMORY_MB": {Total: 262144, Reserved: 4096, AllocationRatio: 1.0},
 				"DISK_GB":   {Total: 2000, AllocationRatio: 1.0},
-			}}
+			},
+			Usages: hostUsage(h)}
 		root.RootUUID = root.UUID
 		hostIdx[h] = len(w.Providers)
 		w.Providers = append(w.Providers, root)
@@ -295,4 +297,18 @@ func uniq(s []string) []string {
 		}
 	}
 	return out
+}
+
+// hostUsage is host h's usage: one host in ten is full on VCPU, one in
+// ten nearly full on memory, the others part used. It is derived from the
+// host number, not the random source, so that adding it left every other
+// generated object as it was.
+func hostUsage(h int) map[string]int64 {
+	switch h % 10 {
+	case 3:
+		return map[string]int64{"VCPU": 256, "MEMORY_MB": 131072, "DISK_GB": 800}
+	case 7:
+		return map[string]int64{"VCPU": 120, "MEMORY_MB": 256000, "DISK_GB": 1500}
+	}
+	return map[string]int64{"VCPU": int64(h*37) % 200, "MEMORY_MB": int64(h*7919) % 131072, "DISK_GB": int64(h*13) % 1000}
 }

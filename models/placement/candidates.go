@@ -40,6 +40,12 @@ type CandidateQuery struct {
 	RootForbidden []string
 	SameSubtree   [][]string
 	Limit         int
+	// Consumed adds usage on top of the providers' own (a preview placing
+	// several instances counts what the earlier ones took).
+	Consumed map[int]map[string]int64
+	// PerAnchor keeps a candidate once per anchor tree instead of once
+	// (the preview asks which hosts have a candidate at all).
+	PerAnchor bool
 	// NestedAware is false below microversion 1.29: a candidate may then
 	// use only one provider per tree.
 	NestedAware bool
@@ -74,6 +80,9 @@ type Alloc struct {
 
 // Candidate is one allocation request.
 type Candidate struct {
+	// Anchor is the root of the tree the candidate serves (for a sharing
+	// provider's resources, the tree it is anchored to).
+	Anchor   int
 	Allocs   []Alloc          // sorted by provider, then class
 	Mappings map[string][]int // suffix → providers, sorted
 }
@@ -272,7 +281,8 @@ func (ix *Index) AllocationCandidates(q CandidateQuery, cat Catalog) (*Candidate
 				if treeRoot >= 0 && ix.root[p] != treeRoot {
 					continue
 				}
-				if !Check(ix.providers[p], a.Class, a.Amount).Short {
+				used := ix.providers[p].Usages[a.Class] + q.Consumed[int(p)][a.Class]
+				if !CheckUsed(ix.providers[p], a.Class, a.Amount, used).Short {
 					fits[k] = append(fits[k], p)
 				}
 			}
@@ -336,7 +346,7 @@ func (ix *Index) AllocationCandidates(q CandidateQuery, cat Catalog) (*Candidate
 	}
 	out := &Candidates{Requests: make([]Candidate, len(merged))}
 	for i, a := range merged {
-		c := Candidate{Allocs: a.allocs, Mappings: make(map[string][]int, len(a.mappings))}
+		c := Candidate{Anchor: int(a.anchor), Allocs: a.allocs, Mappings: make(map[string][]int, len(a.mappings))}
 		for s, ps := range a.mappings {
 			l := make([]int, len(ps))
 			for k, p := range ps {
@@ -672,8 +682,11 @@ func (ix *Index) merge(q CandidateQuery, perGroup [][]*areq) []*areq {
 			}
 			if ix.groupPolicyOK(pick, q.GroupPolicy, numbered) && ix.sameSubtreeOK(pick, q.SameSubtree) {
 				c := consolidate(pick)
-				if !ix.exceeds(c) {
+				if !ix.exceeds(c, q.Consumed) {
 					k := c.key()
+					if q.PerAnchor {
+						k = strconv.Itoa(int(anchor)) + "#" + k
+					}
 					if !seen[k] {
 						seen[k] = true
 						out = append(out, c)
@@ -803,11 +816,11 @@ func unionSorted(a, b []int32) []int32 {
 
 // exceeds is RequestWideSearchContext.exceeds_capacity on a consolidated
 // request: used + amount over the (truncated) capacity, or over max_unit.
-func (ix *Index) exceeds(a *areq) bool {
+func (ix *Index) exceeds(a *areq, consumed map[int]map[string]int64) bool {
 	for _, al := range a.allocs {
 		p := ix.providers[al.Provider]
 		inv := Normalized(p.Inventories[al.Class])
-		if p.Usages[al.Class]+al.Amount > Capacity(inv) || al.Amount > inv.MaxUnit {
+		if p.Usages[al.Class]+consumed[al.Provider][al.Class]+al.Amount > Capacity(inv) || al.Amount > inv.MaxUnit {
 			return true
 		}
 	}
@@ -872,3 +885,6 @@ func firstProvider(a *areq) int {
 // Usage returns provider p's usage of class (what Placement sums from its
 // allocations).
 func Usage(p *models.Provider, class string) int64 { return p.Usages[class] }
+
+// HasInventories reports whether any provider has an inventory.
+func (ix *Index) HasInventories() bool { return len(ix.resIndex().byClass) > 0 }

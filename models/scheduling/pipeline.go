@@ -71,6 +71,9 @@ type run struct {
 	res      *placement.Result            // unnumbered group; nil on failure
 	groups   map[string]*placement.Result // numbered groups
 	suffixes []string
+	// capacity is the allocation-candidate check; nil when the request
+	// asks for no resources or the world has no inventories.
+	capacity *capacity
 
 	// req is the request as the current round sees it: a multi-create
 	// request counts the instances already placed (ConsumeGroupHost).
@@ -129,6 +132,7 @@ func (s *Snapshot) Run(spec *RequestSpec) (*Trace, error) {
 		for _, k := range r.suffixes {
 			r.groups[k] = s.ix.Evaluate(rv.groups[k], placement.Numbered)
 		}
+		r.capacity = s.newCapacity(&rv.req, unnumbered, rv.groups)
 	}
 	limit := spec.Limit
 	var reasons reasonCounter
@@ -208,8 +212,12 @@ func (s *Snapshot) Run(spec *RequestSpec) (*Trace, error) {
 		case r.res != nil && hr.detail >= 0:
 			// The provider list does not count numbered-group failures.
 			reasons.add(stage, groupReasons[hr.detail], name)
+		case r.res != nil && hr.detail == capacityDetail:
+			_, summary := r.capacity.reason(int(s.ix.Hosts()[i]))
+			reasons.add(stage, r.inRound(summary, r.roundOf(int32(i))), name)
 		}
 	}
+	tr.Groups = r.groupVerdicts()
 	sum.Stages = stageCounts
 	sum.Reasons = reasons.sorted()
 	// Every host's outcome, for DiffTraces, is built only when asked for.
@@ -440,8 +448,15 @@ func (r *run) firstFailure(i int32, p int) hostResult {
 	if r.res == nil {
 		return hostResult{stage: 0, detail: -1}
 	}
-	if group, ok := r.placementVerdict(p); !ok {
+	// With capacity, an allocation candidate anchored to the host decides
+	// (member_of is part of it: a tree may pass through a NUMA node or a
+	// sharing provider in the aggregate although its root is not).
+	if r.capacity != nil && r.capacity.fitsHost(p) {
+		// passes placement
+	} else if group, ok := r.placementVerdict(p); !ok {
 		return hostResult{stage: 0, detail: int32(group)}
+	} else if r.capacity != nil {
+		return hostResult{stage: 0, detail: capacityDetail}
 	}
 	for si := range r.stages {
 		if v := r.judge(si, i); !r.verdicts[v].Passed {
@@ -462,13 +477,18 @@ func (r *run) schedule(alive []int32) []int32 {
 	var totals []float64
 	for k := 0; k < n; k++ {
 		if k > 0 {
-			if r.req.Group == nil {
+			if r.capacity != nil {
+				alive = r.refilterCapacity(alive, int32(k))
+			}
+			if r.req.Group == nil && r.capacity == nil {
 				// Without a group nothing a round sees changes: every
 				// instance goes where the first went.
 				r.picks = append(r.picks, r.picks[0])
 				continue
 			}
-			alive = r.refilter(alive, int32(k))
+			if r.req.Group != nil {
+				alive = r.refilter(alive, int32(k))
+			}
 		}
 		if len(alive) == 0 {
 			r.failedRound = k
@@ -490,6 +510,9 @@ func (r *run) schedule(alive []int32) []int32 {
 		r.picks = append(r.picks, alive[best])
 		if k < n-1 {
 			r.consume(alive[best])
+			if r.capacity != nil {
+				r.capacity.take(int(r.s.ix.Hosts()[alive[best]]))
+			}
 		}
 	}
 	if r.failedRound >= 0 {
@@ -798,6 +821,9 @@ func (r *run) reason(i int32) string {
 		return r.filterReason(hr.detail, r.roundOf(i))
 	case r.res == nil:
 		return r.rf.failure
+	case hr.detail == capacityDetail:
+		text, _ := r.capacity.reason(p)
+		return r.inRound(text, r.roundOf(i))
 	case hr.detail < 0:
 		return r.res.Reason(p)
 	}
@@ -825,7 +851,6 @@ func (r *run) outcomes() []hostOutcome {
 // the round that decided the host saw the request.
 func (r *run) hostEntry(i int32, passed bool) HostEntry {
 	h := &r.s.hosts[i]
-	p := int(r.s.ix.Hosts()[i])
 	hr := r.results[i]
 	round := r.roundOf(i)
 	if passed {
@@ -836,12 +861,10 @@ func (r *run) hostEntry(i int32, passed bool) HostEntry {
 	yes, no := true, false
 	if r.res == nil {
 		e.Checks = append(e.Checks, Check{Stage: r.rf.failStage, Passed: &no, Reason: r.rf.failure})
-	} else if group, ok := r.placementVerdict(p); ok {
+	} else if hr.stage != 0 {
 		e.Checks = append(e.Checks, Check{Stage: StagePlacement, Passed: &yes})
-	} else if group < 0 {
-		e.Checks = append(e.Checks, Check{Stage: StagePlacement, Passed: &no, Reason: r.res.Reason(p)})
 	} else {
-		e.Checks = append(e.Checks, Check{Stage: StagePlacement, Passed: &no, Reason: r.placementGroupReason(group)})
+		e.Checks = append(e.Checks, Check{Stage: StagePlacement, Passed: &no, Reason: r.reason(i)})
 	}
 	for si, st := range r.stages {
 		var v Verdict
@@ -890,4 +913,69 @@ func (r *run) stageName(stage int32) string {
 		return r.stages[stage-1].name
 	}
 	return ""
+}
+
+// refilterCapacity drops, in round k, the hosts that no longer have an
+// allocation candidate once the earlier instances took theirs.
+func (r *run) refilterCapacity(alive []int32, k int32) []int32 {
+	kept := alive[:0]
+	hosts := r.s.ix.Hosts()
+	for _, h := range alive {
+		if r.capacity.fitsHost(int(hosts[h])) {
+			kept = append(kept, h)
+			continue
+		}
+		r.results[h] = hostResult{stage: 0, detail: capacityDetail}
+		r.setRound(h, k)
+	}
+	return kept
+}
+
+// groupVerdicts lists each request group of the placement stage with the
+// hosts it excluded: the unnumbered group (member_of and capacity) and
+// each numbered group.
+func (r *run) groupVerdicts() []GroupVerdict {
+	if r.res == nil {
+		return nil
+	}
+	byGroup := map[int32]int{}
+	for _, hr := range r.results {
+		if hr.stage == 0 {
+			byGroup[hr.detail]++
+		}
+	}
+	var capGroups map[string]placement.Group
+	if r.capacity != nil {
+		capGroups = map[string]placement.Group{}
+		for _, g := range r.capacity.q.Groups {
+			capGroups[g.Suffix] = g
+		}
+	}
+	un := GroupVerdict{Suffix: "", MemberOf: r.res.Terms.Values(), HostsExcluded: byGroup[-1] + byGroup[capacityDetail]}
+	if g, ok := capGroups[""]; ok {
+		un.Resources, un.Required = resourcesText(g), requiredText(g)
+	}
+	out := []GroupVerdict{un}
+	seen := map[string]bool{"": true}
+	for gi, k := range r.suffixes {
+		v := GroupVerdict{Suffix: k, MemberOf: r.groups[k].Terms.Values(), HostsExcluded: byGroup[int32(gi)]}
+		if g, ok := capGroups[k]; ok {
+			v.Resources, v.Required = resourcesText(g), requiredText(g)
+		}
+		seen[k] = true
+		out = append(out, v)
+	}
+	for _, g := range r.capacityGroups() {
+		if !seen[g.Suffix] {
+			out = append(out, GroupVerdict{Suffix: g.Suffix, Resources: resourcesText(g), Required: requiredText(g)})
+		}
+	}
+	return out
+}
+
+func (r *run) capacityGroups() []placement.Group {
+	if r.capacity == nil {
+		return nil
+	}
+	return r.capacity.q.Groups
 }

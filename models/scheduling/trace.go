@@ -19,6 +19,10 @@ type Trace struct {
 	// in order (nova's selections); empty for a single instance.
 	Selections []string `json:"selections,omitempty"`
 
+	// Groups is each Placement request group's verdict: its terms and
+	// how many hosts it excluded (the unnumbered group first).
+	Groups []GroupVerdict `json:"groups,omitempty"`
+
 	// outcomesFn builds every host's result even when Limit cut Hosts, so
 	// that DiffTraces can compare complete answers; only diffs need it, so
 	// it is built on demand, and reasonOf builds the reason of host i only

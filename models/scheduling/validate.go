@@ -272,6 +272,17 @@ func ValidateExtraSpecsFor(specs map[string]string, s models.Settings) []Problem
 		case scope == "trait" && scoped:
 			checkFlavorTrait(&ps, key, rest, v)
 			continue
+		case isResourcesKey(key):
+			checkFlavorResource(&ps, key, v)
+			continue
+		case isNumberedTraitKey(key):
+			checkFlavorTrait(&ps, key, rest, v)
+			continue
+		case key == "group_policy":
+			if v != "none" && v != "isolate" {
+				ps.add(key, SeverityError, "group_policy is 'none' or 'isolate', not %q", v)
+			}
+			continue
 		case s.RequiredMemberPrefix != "" && strings.HasPrefix(key, s.RequiredMemberPrefix):
 			if strings.TrimSpace(key[len(s.RequiredMemberPrefix):]) == "" {
 				ps.add(key, SeverityError, "a reservation key needs an id after %q", s.RequiredMemberPrefix)

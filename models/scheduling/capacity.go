@@ -1,0 +1,219 @@
+package scheduling
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"corral/models/placement"
+)
+
+// The capacity check is part of the placement stage: a host that member_of
+// keeps still fails when no allocation candidate — computed as Placement
+// computes them, over inventories, usages and traits — is anchored to it.
+// It applies when the flavor asks for resources and the world has any
+// inventory at all (a world without inventories is a member_of study).
+
+// capacityDetail is hostResult.detail for a host without a candidate.
+const capacityDetail = -2
+
+// capacity holds one run's allocation-candidate state.
+type capacity struct {
+	ix       *placement.Index
+	q        placement.CandidateQuery
+	fits     placement.Bitset // roots with a candidate this round
+	first    map[int]placement.Candidate
+	consumed map[int]map[string]int64
+	err      string
+}
+
+// anyCatalog takes every name as known: an unknown class or trait simply
+// has no provider, which the reasons then say.
+type anyCatalog struct{}
+
+func (anyCatalog) HasClass(string) bool { return true }
+func (anyCatalog) HasTrait(string) bool { return true }
+
+// newCapacity builds the check for a request, or nil when it does not apply.
+func (s *Snapshot) newCapacity(req *Request, unnumbered placement.Terms, numbered map[string]placement.Terms) *capacity {
+	groups, policy := FlavorGroups(req.Flavor)
+	has := false
+	for _, g := range groups {
+		if len(g.Resources) > 0 {
+			has = true
+		}
+	}
+	if !has || !s.ix.HasInventories() {
+		return nil
+	}
+	for i := range groups {
+		if groups[i].Suffix == "" {
+			groups[i].MemberOf = unnumbered
+		} else if t, ok := numbered[groups[i].Suffix]; ok {
+			groups[i].MemberOf = t
+		}
+	}
+	if len(groups) > 0 && groups[0].Suffix != "" && len(groups[0].Resources) == 0 {
+		groups = groups[1:]
+	}
+	if policy == "" {
+		policy = "none"
+	}
+	c := &capacity{ix: s.ix, q: placement.CandidateQuery{Groups: groups, GroupPolicy: policy, NestedAware: true, PerAnchor: true},
+		consumed: map[int]map[string]int64{}}
+	c.evaluate()
+	return c
+}
+
+// evaluate computes which roots have a candidate, with what earlier
+// instances consumed.
+func (c *capacity) evaluate() {
+	c.fits = placement.NewBitset(c.ix.Len())
+	c.first = map[int]placement.Candidate{}
+	c.q.Consumed = c.consumed
+	res, err := c.ix.AllocationCandidates(c.q, anyCatalog{})
+	if err != nil {
+		c.err = err.Error()
+		return
+	}
+	for _, cand := range res.Requests {
+		c.fits.Set(cand.Anchor)
+		if _, ok := c.first[cand.Anchor]; !ok {
+			c.first[cand.Anchor] = cand
+		}
+	}
+}
+
+// fitsHost reports whether root p has a candidate.
+func (c *capacity) fitsHost(p int) bool { return c.err == "" && c.fits.Has(p) }
+
+// take consumes the first candidate anchored to root p for one instance
+// and re-evaluates.
+func (c *capacity) take(p int) {
+	cand, ok := c.first[p]
+	if !ok {
+		return
+	}
+	for _, a := range cand.Allocs {
+		if c.consumed[a.Provider] == nil {
+			c.consumed[a.Provider] = map[string]int64{}
+		}
+		c.consumed[a.Provider][a.Class] += a.Amount
+	}
+	c.evaluate()
+}
+
+// reason says why root p has no candidate, and the shorter text a summary
+// groups hosts under.
+func (c *capacity) reason(p int) (text, summary string) {
+	const prefix = "no allocation candidate: "
+	if c.err != "" {
+		return prefix + c.err, prefix + c.err
+	}
+	ix := c.ix
+	tree := append([]int{p}, int32sToInts(ix.Descendants(p))...)
+	withShared := append(append([]int(nil), tree...), ix.SharingFor(p)...)
+	used := func(q int, rc string) int64 { return ix.Provider(q).Usages[rc] + c.consumed[q][rc] }
+	for _, g := range c.q.Groups {
+		pool := withShared
+		label := ""
+		if g.Suffix != "" {
+			pool = tree
+			label = "group " + g.Suffix + ": "
+		}
+		for _, any := range g.Required {
+			found := false
+			for _, q := range pool {
+				for _, t := range any {
+					if ix.Provider(q).HasTrait(t) {
+						found = true
+					}
+				}
+			}
+			if !found {
+				t := strings.Join(any, " or ")
+				return fmt.Sprintf("%s%strait %s is required and no provider of the tree has it", prefix, label, t), prefix + "trait " + t + " missing"
+			}
+		}
+		for _, a := range g.Resources {
+			var best *placement.Shortfall
+			ok := false
+			for _, q := range pool {
+				pr := ix.Provider(q)
+				if _, has := pr.Inventories[a.Class]; !has {
+					continue
+				}
+				sf := placement.CheckUsed(pr, a.Class, a.Amount, used(q, a.Class))
+				if !sf.Short {
+					forbidden := ""
+					for _, t := range g.Forbidden {
+						if pr.HasTrait(t) {
+							forbidden = t
+						}
+					}
+					if forbidden == "" {
+						ok = true
+						break
+					}
+					sf = placement.Shortfall{Short: true, Class: a.Class, Need: a.Amount, Reason: "forbidden " + forbidden}
+				}
+				if best == nil || sf.Free > best.Free {
+					s := sf
+					best = &s
+				}
+			}
+			if ok {
+				continue
+			}
+			if best == nil {
+				return fmt.Sprintf("%s%sno provider of the tree, nor a sharing provider anchored to it, has %s inventory", prefix, label, a.Class),
+					prefix + "no " + a.Class + " inventory"
+			}
+			if t, isForb := strings.CutPrefix(best.Reason, "forbidden "); isForb {
+				return fmt.Sprintf("%s%strait %s is forbidden and every provider with room for %s has it", prefix, label, t, a.Class),
+					prefix + "trait " + t + " forbidden"
+			}
+			return prefix + label + best.String(), prefix + a.Class + " short"
+		}
+	}
+	return prefix + "each class fits on its own, but not all together (one provider per numbered group, group policy, or the total over groups)",
+		prefix + "resources do not fit together"
+}
+
+func int32sToInts(s []int32) []int {
+	out := make([]int, len(s))
+	for i, v := range s {
+		out[i] = int(v)
+	}
+	return out
+}
+
+// GroupVerdict is one request group's outcome in a trace: its terms and
+// how many hosts it excluded.
+type GroupVerdict struct {
+	Suffix        string   `json:"suffix"`
+	MemberOf      []string `json:"member_of,omitempty"`
+	Resources     string   `json:"resources,omitempty"`
+	Required      []string `json:"required,omitempty"`
+	HostsExcluded int      `json:"hosts_excluded"`
+}
+
+func resourcesText(g placement.Group) string {
+	parts := make([]string, len(g.Resources))
+	for i, a := range g.Resources {
+		parts[i] = fmt.Sprintf("%s:%d", a.Class, a.Amount)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+func requiredText(g placement.Group) []string {
+	var out []string
+	for _, any := range g.Required {
+		out = append(out, strings.Join(any, "|"))
+	}
+	for _, t := range g.Forbidden {
+		out = append(out, "!"+t)
+	}
+	return out
+}

@@ -290,7 +290,8 @@ func (ix *Index) AllocationCandidates(q CandidateQuery, cat Catalog) (*Candidate
 				return empty, nil
 			}
 		}
-		gc := &groupCtx{ix: ix, g: g, inAggs: inAggs, badAggs: badAggs, treeRoot: treeRoot, fits: fits, inAnchors: inAnchors, anchorRoots: anchorRoots}
+		gc := &groupCtx{ix: ix, g: g, inAggs: inAggs, badAggs: badAggs, treeRoot: treeRoot, fits: fits, inAnchors: inAnchors, anchorRoots: anchorRoots,
+			onePerRoot: q.PerAnchor && len(q.Groups) == 1, consumed: q.Consumed}
 		var reqs []*areq
 		if g.Suffix == "" && (ix.HasSharing() || ix.HasTrees()) {
 			reqs = gc.multiple()
@@ -306,7 +307,9 @@ func (ix *Index) AllocationCandidates(q CandidateQuery, cat Catalog) (*Candidate
 	if len(merged) == 0 {
 		return empty, nil
 	}
-	sortAreqs(merged)
+	if !q.PerAnchor {
+		sortAreqs(merged)
+	}
 
 	// Below 1.29 a candidate may not take two providers of one tree.
 	var summaryOnly map[int32]bool
@@ -389,6 +392,10 @@ type groupCtx struct {
 	fits        [][]int32 // per requested class, providers with room
 	inAnchors   func(int32) bool
 	anchorRoots Bitset
+	// onePerRoot stops at a tree's first valid combination: a preview
+	// asking only which trees have a candidate needs no more.
+	onePerRoot bool
+	consumed   map[int]map[string]int64
 }
 
 // traitsOK is the per-provider trait test of a numbered group.
@@ -484,106 +491,127 @@ func (gc *groupCtx) single() []*areq {
 	return out
 }
 
-// cand is one (provider, anchor root) row of one class.
-type cand struct{ p, root int32 }
+// classRows are one class's (provider, anchor root) rows, chained per
+// root: head[root] is the first row, next[row] the following one.
+type classRows struct {
+	prov  []int32
+	next  []int32
+	head  []int32
+	roots []int32 // roots having a row, in first-seen order
+}
+
+func (cr *classRows) add(p, root int32) {
+	if cr.head[root] < 0 {
+		cr.roots = append(cr.roots, root)
+	}
+	cr.prov = append(cr.prov, p)
+	cr.next = append(cr.next, cr.head[root])
+	cr.head[root] = int32(len(cr.prov) - 1)
+}
 
 // multiple is get_trees_matching_all followed by
 // _alloc_candidates_multiple_providers: each class may come from any
 // provider of the anchor's tree or from a sharing provider anchored there.
 func (gc *groupCtx) multiple() []*areq {
 	ix, g := gc.ix, gc.g
-	perClass := make([]map[int32][]int32, len(g.Resources)) // class → root → providers
-	var trees map[int32]bool
+	n := len(ix.providers)
+	K := len(g.Resources)
+	rows := make([]classRows, K)
+	hits := make([]uint16, n) // classes a root has rows for
+	keep := func(p, root int32) bool {
+		if gc.anchorRoots != nil && !gc.anchorRoots.Has(int(root)) {
+			return false
+		}
+		if gc.inAggs != nil && !gc.inAggs.Has(int(p)) && !gc.inAggs.Has(int(root)) {
+			return false
+		}
+		if gc.badAggs != nil && (gc.badAggs.Has(int(p)) || gc.badAggs.Has(int(root))) {
+			return false
+		}
+		return true
+	}
 	for k := range g.Resources {
-		rows := map[cand]bool{}
-		fitting := NewBitset(len(ix.providers))
+		cr := &rows[k]
+		cr.head = make([]int32, n)
+		for i := range cr.head {
+			cr.head[i] = -1
+		}
 		for _, p := range gc.fits[k] {
-			rows[cand{p, ix.root[p]}] = true
-			fitting.Set(int(p))
+			if r := ix.root[p]; keep(p, r) {
+				cr.add(p, r)
+			}
 		}
 		if gc.treeRoot < 0 {
-			var shares []int
-			ix.sharing.Each(func(s int) {
-				if fitting.Has(s) && (gc.inAggs == nil || gc.inAggs.Has(s)) {
-					shares = append(shares, s)
-				}
-			})
-			for _, s := range shares {
-				if len(ix.AggregatesOf(s)) == 0 {
+			for _, p := range gc.fits[k] {
+				s := int(p)
+				if !ix.sharing.Has(s) || (gc.inAggs != nil && !gc.inAggs.Has(s)) || len(ix.AggregatesOf(s)) == 0 {
 					continue
 				}
 				for _, a := range ix.Anchors(s) {
-					rows[cand{int32(s), int32(a)}] = true
+					if int32(a) != ix.root[s] && keep(p, int32(a)) {
+						cr.add(p, int32(a))
+					}
 				}
 			}
 		}
-		byRoot := map[int32][]int32{}
-		for c := range rows {
-			if gc.anchorRoots != nil && !gc.anchorRoots.Has(int(c.root)) {
-				continue
-			}
-			if gc.inAggs != nil && !gc.inAggs.Has(int(c.p)) && !gc.inAggs.Has(int(c.root)) {
-				continue
-			}
-			if gc.badAggs != nil && (gc.badAggs.Has(int(c.p)) || gc.badAggs.Has(int(c.root))) {
-				continue
-			}
-			byRoot[c.root] = append(byRoot[c.root], c.p)
-		}
-		if len(byRoot) == 0 {
+		if len(cr.roots) == 0 {
 			return nil
 		}
-		if trees == nil {
-			trees = map[int32]bool{}
-			for r := range byRoot {
-				trees[r] = true
-			}
-		} else {
-			for r := range trees {
-				if _, ok := byRoot[r]; !ok {
-					delete(trees, r)
-				}
-			}
-			if len(trees) == 0 {
-				return nil
+		alive := 0
+		for _, r := range cr.roots {
+			if int(hits[r]) == k {
+				hits[r]++
+				alive++
 			}
 		}
-		perClass[k] = byRoot
+		if alive == 0 {
+			return nil
+		}
 	}
-	roots := make([]int32, 0, len(trees))
-	for r := range trees {
-		roots = append(roots, r)
+	var roots []int32
+	for _, r := range rows[0].roots {
+		if int(hits[r]) == K {
+			roots = append(roots, r)
+		}
 	}
 	sort.Slice(roots, func(i, j int) bool { return roots[i] < roots[j] })
 	var out []*areq
+	lists := make([][]int32, K)
 	for _, r := range roots {
-		lists := make([][]int32, len(g.Resources))
-		for k := range g.Resources {
-			l := perClass[k][r]
+		for k := range rows {
+			l := lists[k][:0]
+			for x := rows[k].head[r]; x >= 0; x = rows[k].next[x] {
+				l = append(l, rows[k].prov[x])
+			}
 			sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
 			lists[k] = l
 		}
-		idx := make([]int, len(lists))
+		idx := make([]int, K)
 		for {
-			combo := make([]int32, len(lists))
+			combo := make([]int32, K)
 			for k := range lists {
 				combo[k] = lists[k][idx[k]]
 			}
 			if gc.comboTraitsOK(combo) {
-				allocs := make([]Alloc, len(combo))
-				set := map[int32]bool{}
+				allocs := make([]Alloc, K)
 				var provs []int32
 				for k, p := range combo {
 					allocs[k] = Alloc{Provider: int(p), Class: g.Resources[k].Class, Amount: g.Resources[k].Amount}
-					if !set[p] {
-						set[p] = true
+					if !containsInt32(provs, p) {
 						provs = append(provs, p)
 					}
 				}
+				sort.Slice(provs, func(i, j int) bool { return provs[i] < provs[j] })
 				out = append(out, &areq{anchor: r, allocs: allocs, mappings: map[string][]int32{g.Suffix: provs}})
+				if gc.onePerRoot {
+					// One group asks each class once, and each row was
+					// checked against capacity: the first combination
+					// fits.
+					break
+				}
 			}
 			// next combination (odometer)
-			k := len(idx) - 1
+			k := K - 1
 			for k >= 0 {
 				idx[k]++
 				if idx[k] < len(lists[k]) {
@@ -598,6 +626,15 @@ func (gc *groupCtx) multiple() []*areq {
 		}
 	}
 	return out
+}
+
+func containsInt32(s []int32, v int32) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }
 
 // comboTraitsOK is _check_traits_for_alloc_request: no provider of the
@@ -637,6 +674,21 @@ func (gc *groupCtx) comboTraitsOK(combo []int32) bool {
 // per group, filtered by group_policy and same_subtree, consolidated and
 // checked against capacity once more; duplicates collapse.
 func (ix *Index) merge(q CandidateQuery, perGroup [][]*areq) []*areq {
+	if q.PerAnchor && len(perGroup) == 1 {
+		// One group: each request is its own consolidation; keep the
+		// first that fits per anchor.
+		var out []*areq
+		done := map[int32]bool{}
+		for _, a := range perGroup[0] {
+			if done[a.anchor] {
+				continue
+			}
+			done[a.anchor] = true
+			sortAllocs(a.allocs)
+			out = append(out, a)
+		}
+		return out
+	}
 	byAnchor := map[int32][][]*areq{}
 	var anchors []int32
 	for gi, reqs := range perGroup {
@@ -791,14 +843,18 @@ func consolidate(pick []*areq) *areq {
 			out.mappings[s] = unionSorted(out.mappings[s], ps)
 		}
 	}
-	sort.Slice(out.allocs, func(i, j int) bool {
-		a, b := out.allocs[i], out.allocs[j]
+	sortAllocs(out.allocs)
+	return out
+}
+
+func sortAllocs(allocs []Alloc) {
+	sort.Slice(allocs, func(i, j int) bool {
+		a, b := allocs[i], allocs[j]
 		if a.Provider != b.Provider {
 			return a.Provider < b.Provider
 		}
 		return a.Class < b.Class
 	})
-	return out
 }
 
 func unionSorted(a, b []int32) []int32 {

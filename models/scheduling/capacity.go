@@ -111,8 +111,18 @@ func (c *capacity) reason(p int) (text, summary string) {
 		return prefix + c.err, prefix + c.err
 	}
 	ix := c.ix
-	tree := append([]int{p}, int32sToInts(ix.Descendants(p))...)
-	withShared := append(append([]int(nil), tree...), ix.SharingFor(p)...)
+	kids := ix.Descendants(p)
+	tree := make([]int, 0, 1+len(kids))
+	tree = append(tree, p)
+	for _, k := range kids {
+		tree = append(tree, int(k))
+	}
+	var withShared []int
+	if ix.HasSharing() {
+		withShared = append(append(withShared, tree...), ix.SharingFor(p)...)
+	} else {
+		withShared = tree
+	}
 	used := func(q int, rc string) int64 { return ix.Provider(q).Usages[rc] + c.consumed[q][rc] }
 	for _, g := range c.q.Groups {
 		pool := withShared
@@ -178,14 +188,6 @@ func (c *capacity) reason(p int) (text, summary string) {
 	}
 	return prefix + "each class fits on its own, but not all together (one provider per numbered group, group policy, or the total over groups)",
 		prefix + "resources do not fit together"
-}
-
-func int32sToInts(s []int32) []int {
-	out := make([]int, len(s))
-	for i, v := range s {
-		out[i] = int(v)
-	}
-	return out
 }
 
 // GroupVerdict is one request group's outcome in a trace: its terms and

@@ -46,6 +46,10 @@ type CandidateQuery struct {
 	// PerAnchor keeps a candidate once per anchor tree instead of once
 	// (the preview asks which hosts have a candidate at all).
 	PerAnchor bool
+	// Within, when set, restricts the answer to candidates anchored to
+	// these roots, and the search to their trees and the sharing
+	// providers (a preview re-checking one host after an instance).
+	Within []int
 	// NestedAware is false below microversion 1.29: a candidate may then
 	// use only one provider per tree.
 	NestedAware bool
@@ -235,6 +239,24 @@ func (ix *Index) AllocationCandidates(q CandidateQuery, cat Catalog) (*Candidate
 			return empty, nil
 		}
 	}
+	var within Bitset // providers the search may use; nil: all
+	if q.Within != nil {
+		within = NewBitset(len(ix.providers))
+		only := NewBitset(len(ix.providers))
+		for _, r := range q.Within {
+			r = int(ix.root[r])
+			only.Set(r)
+			within.Set(r)
+			for _, d := range ix.children[int32(r)] {
+				within.Set(int(d))
+			}
+		}
+		within.Or(ix.sharing)
+		if anchorRoots != nil {
+			only.And(anchorRoots)
+		}
+		anchorRoots = only
+	}
 	inAnchors := func(r int32) bool { return anchorRoots == nil || anchorRoots.Has(int(r)) }
 
 	multiRCs := map[string]bool{}
@@ -278,7 +300,7 @@ func (ix *Index) AllocationCandidates(q CandidateQuery, cat Catalog) (*Candidate
 		fits := make([][]int32, len(g.Resources))
 		for k, a := range g.Resources {
 			for _, p := range ix.ProvidersWithClass(a.Class) {
-				if treeRoot >= 0 && ix.root[p] != treeRoot {
+				if treeRoot >= 0 && ix.root[p] != treeRoot || within != nil && !within.Has(int(p)) {
 					continue
 				}
 				used := ix.providers[p].Usages[a.Class] + q.Consumed[int(p)][a.Class]

@@ -94,13 +94,39 @@ func (c *capacity) take(p int) {
 	if !ok {
 		return
 	}
+	shared := false
 	for _, a := range cand.Allocs {
 		if c.consumed[a.Provider] == nil {
 			c.consumed[a.Provider] = map[string]int64{}
 		}
 		c.consumed[a.Provider][a.Class] += a.Amount
+		if c.ix.IsSharing(a.Provider) {
+			shared = true
+		}
 	}
-	c.evaluate()
+	if shared {
+		// A sharing provider serves other trees too: judge them all again.
+		c.evaluate()
+		return
+	}
+	// Only p's own tree changed.
+	q := c.q
+	q.Consumed, q.Within = c.consumed, []int{p}
+	c.fits.Clear(p)
+	delete(c.first, p)
+	res, err := c.ix.AllocationCandidates(q, anyCatalog{})
+	if err != nil {
+		c.err = err.Error()
+		return
+	}
+	for _, cand := range res.Requests {
+		if cand.Anchor == p {
+			c.fits.Set(p)
+			if _, ok := c.first[p]; !ok {
+				c.first[p] = cand
+			}
+		}
+	}
 }
 
 // reason says why root p has no candidate, and the shorter text a summary
@@ -118,18 +144,25 @@ func (c *capacity) reason(p int) (text, summary string) {
 		tree = append(tree, int(k))
 	}
 	var withShared []int
-	if ix.HasSharing() {
-		withShared = append(append(withShared, tree...), ix.SharingFor(p)...)
-	} else {
-		withShared = tree
+	shared := func() []int {
+		// Sharing providers anchored to p, looked up only when the tree
+		// alone does not explain the failure.
+		if withShared == nil {
+			withShared = tree
+			if ix.HasSharing() {
+				withShared = append(append([]int(nil), tree...), ix.SharingFor(p)...)
+			}
+		}
+		return withShared
 	}
 	used := func(q int, rc string) int64 { return ix.Provider(q).Usages[rc] + c.consumed[q][rc] }
 	for _, g := range c.q.Groups {
-		pool := withShared
+		pool := tree
 		label := ""
 		if g.Suffix != "" {
-			pool = tree
 			label = "group " + g.Suffix + ": "
+		} else if c.needsShared(g, tree, used) {
+			pool = shared()
 		}
 		for _, any := range g.Required {
 			found := false
@@ -188,6 +221,38 @@ func (c *capacity) reason(p int) (text, summary string) {
 	}
 	return prefix + "each class fits on its own, but not all together (one provider per numbered group, group policy, or the total over groups)",
 		prefix + "resources do not fit together"
+}
+
+// needsShared reports whether the tree alone lacks a requested class or
+// trait of the unnumbered group, so that sharing providers matter to the
+// explanation.
+func (c *capacity) needsShared(g placement.Group, tree []int, used func(int, string) int64) bool {
+	for _, a := range g.Resources {
+		ok := false
+		for _, q := range tree {
+			if !placement.CheckUsed(c.ix.Provider(q), a.Class, a.Amount, used(q, a.Class)).Short {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return true
+		}
+	}
+	for _, any := range g.Required {
+		ok := false
+		for _, q := range tree {
+			for _, t := range any {
+				if c.ix.Provider(q).HasTrait(t) {
+					ok = true
+				}
+			}
+		}
+		if !ok {
+			return true
+		}
+	}
+	return false
 }
 
 // GroupVerdict is one request group's outcome in a trace: its terms and

@@ -14,11 +14,13 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
 	"corral/models"
+	"corral/models/scheduling"
 	"corral/models/store"
 )
 
@@ -48,6 +50,8 @@ func Register(g *echo.Group, env *handlers.Env) {
 
 	g.GET("/providers", h.ProviderList)
 	g.GET("/providers/:id", h.ProviderDetail)
+	g.POST("/providers/:id/inventory", h.ProviderInventory, admin)
+	g.POST("/providers/:id/traits", h.ProviderTraits, admin)
 
 	g.GET("/flavors", h.FlavorList)
 	g.GET("/flavors/new", h.FlavorNew, admin)
@@ -75,6 +79,16 @@ func Register(g *echo.Group, env *handlers.Env) {
 // Handler serves the console pages.
 type Handler struct {
 	env *handlers.Env
+	// snap is the core's snapshot, built on first use (the flavor page
+	// counts the hosts a flavor fits on).
+	snapOnce sync.Once
+	snap     *store.SnapshotCache[*scheduling.Snapshot]
+}
+
+func (h *Handler) snapshot(c echo.Context) (*scheduling.Snapshot, error) {
+	h.snapOnce.Do(func() { h.snap = store.NewSnapshotCache(h.env.Store, scheduling.NewSnapshot) })
+	s, _, err := h.snap.Get(c.Request().Context())
+	return s, err
 }
 
 func (h *Handler) store() *store.Store { return h.env.Store }

@@ -12,6 +12,7 @@ import (
 
 	"corral/handlers"
 	"corral/models"
+	"corral/models/scheduling"
 	"corral/models/store"
 	"corral/views"
 	cv "corral/views/console"
@@ -157,7 +158,29 @@ func (h *Handler) FlavorDetail(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return h.renderFlavor(c, http.StatusOK, flavorForm(fl, st, isAdmin(c)))
+	f := flavorForm(fl, st, isAdmin(c))
+	if snap, err := h.snapshot(c); err == nil {
+		if fit := snap.FlavorFits(fl); fit.Known {
+			f.Fits = fmt.Sprintf("Fits on %d of %d hosts now (allocation candidates for %s; aggregates and host filters not applied).",
+				fit.Fit, fit.Hosts, flavorResources(fl))
+		}
+	}
+	return h.renderFlavor(c, http.StatusOK, f)
+}
+
+// flavorResources is the flavor's unnumbered resources as a query value.
+func flavorResources(fl *models.Flavor) string {
+	groups, _ := scheduling.FlavorGroups(fl)
+	for _, g := range groups {
+		if g.Suffix == "" {
+			parts := make([]string, len(g.Resources))
+			for i, a := range g.Resources {
+				parts[i] = fmt.Sprintf("%s:%d", a.Class, a.Amount)
+			}
+			return strings.Join(parts, ",")
+		}
+	}
+	return "no resources"
 }
 
 // FlavorUpdate saves a flavor (POST /flavors/:id).

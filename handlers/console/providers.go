@@ -1,14 +1,19 @@
 package console
 
 import (
+	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
 	"corral/models"
+	corePlacement "corral/models/placement"
 	"corral/models/store"
 	"corral/views"
 	cv "corral/views/console"
@@ -218,8 +223,113 @@ func (h *Handler) ProviderDetail(c echo.Context) error {
 	}
 	slices.Sort(classes)
 	for _, rc := range classes {
-		inv := p.Inventories[rc]
-		d.Inventory = append(d.Inventory, cv.InventoryRow{Class: rc, Total: inv.Total, Reserved: inv.Reserved, Ratio: inv.AllocationRatio, Used: p.Usages[rc]})
+		inv := corePlacement.Normalized(p.Inventories[rc])
+		row := cv.InventoryRow{Class: rc, Total: inv.Total, Reserved: inv.Reserved, Ratio: inv.AllocationRatio, Used: p.Usages[rc],
+			Capacity: corePlacement.Capacity(inv)}
+		row.Free = max(row.Capacity-row.Used, 0)
+		if row.Capacity > 0 {
+			row.Percent = int(min(100, row.Used*100/row.Capacity))
+		} else if row.Used > 0 {
+			row.Percent = 100
+		}
+		d.Inventory = append(d.Inventory, row)
 	}
+	d.CanEdit = isAdmin(c)
 	return handlers.Render(c, http.StatusOK, cv.ProviderDetail(handlers.NewPage(c, p.Name, "providers"), d))
+}
+
+var inventoryClass = regexp.MustCompile(`^[A-Z0-9_]+$`)
+
+// ProviderInventory sets or removes one class of a provider's inventory
+// (POST /providers/:id/inventory), generation-checked and audited.
+func (h *Handler) ProviderInventory(c echo.Context) error {
+	ctx := c.Request().Context()
+	p, err := h.store().GetProvider(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	back := "/providers/" + p.UUID
+	gen, err := formGeneration(c)
+	if err != nil {
+		return redirectFlash(c, handlers.FlashError, errMsg(err), back)
+	}
+	rc := strings.TrimSpace(c.FormValue("class"))
+	if !inventoryClass.MatchString(rc) || len(rc) > 255 {
+		return redirectFlash(c, handlers.FlashError, "A resource class is upper-case letters, digits and '_' (VCPU, CUSTOM_FPGA).", back)
+	}
+	next := map[string]models.Inventory{}
+	for k, v := range p.Inventories {
+		next[k] = v
+	}
+	msg := ""
+	if c.FormValue("delete") != "" {
+		delete(next, rc)
+		msg = "Removed the " + rc + " inventory."
+	} else {
+		total, err1 := strconv.ParseInt(strings.TrimSpace(c.FormValue("total")), 10, 64)
+		reserved, err2 := strconv.ParseInt(strings.TrimSpace(defaultStr(c.FormValue("reserved"), "0")), 10, 64)
+		ratio, err3 := strconv.ParseFloat(strings.TrimSpace(defaultStr(c.FormValue("allocation_ratio"), "1")), 64)
+		switch {
+		case err1 != nil || total < 1 || total > corePlacement.DefaultMaxUnit:
+			return redirectFlash(c, handlers.FlashError, "Total must be a whole number from 1 to 2147483647.", back)
+		case err2 != nil || reserved < 0 || reserved > total:
+			return redirectFlash(c, handlers.FlashError, "Reserved must be a whole number from 0 to the total.", back)
+		case err3 != nil || !(ratio > 0) || ratio > 1e6:
+			return redirectFlash(c, handlers.FlashError, "The allocation ratio must be a number above 0.", back)
+		}
+		inv := corePlacement.Normalized(p.Inventories[rc])
+		inv.Total, inv.Reserved, inv.AllocationRatio = total, reserved, ratio
+		next[rc] = inv
+		msg = fmt.Sprintf("%s inventory set: %d total, %d reserved, ratio %g.", rc, total, reserved, ratio)
+	}
+	if _, err := h.store().ReplaceInventories(ctx, handlers.Actor(c), p.UUID, gen, next); err != nil {
+		if !userError(err) {
+			return err
+		}
+		return redirectFlash(c, handlers.FlashError, errMsg(err), back)
+	}
+	return redirectFlash(c, handlers.FlashSuccess, msg, back)
+}
+
+// ProviderTraits replaces a provider's traits (POST /providers/:id/traits).
+func (h *Handler) ProviderTraits(c echo.Context) error {
+	ctx := c.Request().Context()
+	p, err := h.store().GetProvider(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	back := "/providers/" + p.UUID
+	gen, err := formGeneration(c)
+	if err != nil {
+		return redirectFlash(c, handlers.FlashError, errMsg(err), back)
+	}
+	raw := c.FormValue("traits")
+	if len(raw) > 64<<10 {
+		return redirectFlash(c, handlers.FlashError, "Too many traits.", back)
+	}
+	var traits []string
+	for _, line := range strings.FieldsFunc(raw, func(r rune) bool { return r == '\n' || r == '\r' || r == ',' }) {
+		t := strings.TrimSpace(line)
+		if t == "" {
+			continue
+		}
+		if !inventoryClass.MatchString(t) || len(t) > 255 {
+			return redirectFlash(c, handlers.FlashError, fmt.Sprintf("%q is not a trait name: upper-case letters, digits and '_'.", t), back)
+		}
+		traits = append(traits, t)
+	}
+	if _, err := h.store().SetTraits(ctx, handlers.Actor(c), p.UUID, gen, traits); err != nil {
+		if !userError(err) {
+			return err
+		}
+		return redirectFlash(c, handlers.FlashError, errMsg(err), back)
+	}
+	return redirectFlash(c, handlers.FlashSuccess, fmt.Sprintf("Traits saved (%d).", len(traits)), back)
+}
+
+func defaultStr(s, d string) string {
+	if strings.TrimSpace(s) == "" {
+		return d
+	}
+	return s
 }

@@ -32,7 +32,8 @@ import (
 // taken from the core itself, by running the pipeline on a world with the
 // same aggregates and no providers, so they are exactly nova's. Should the
 // settings enable a host filter this reasoning does not cover, every pair
-// is run through the whole pipeline instead.
+// is run through the whole pipeline instead, and so is every pair of a
+// world with inventories (capacity, see newImpactIndex).
 
 // projectFilters and flavorFilters sort the known host filters by what they
 // read of the request.
@@ -124,6 +125,13 @@ func newImpactIndex(st *state) (*impactIndex, error) {
 		default:
 			x.exact = true
 		}
+	}
+	if ix.HasInventories() {
+		// Capacity: whether a tree has an allocation candidate depends on
+		// the flavor's resources and the pair's member_of terms together
+		// (a NUMA node or a sharing provider in the aggregate can carry a
+		// tree whose root is not), which the product of parts cannot say.
+		x.exact = true
 	}
 	classes := map[string]int32{}
 	x.tenantClass = make([]int32, len(x.hosts))

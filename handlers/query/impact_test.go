@@ -131,8 +131,10 @@ func TestImpactStrandsAPair(t *testing.T) {
 // pipeline, on the demo and on the small generated cloud, for drafts that
 // touch tenants, reservations and settings.
 func TestFactoredMatrixMatchesWholeRuns(t *testing.T) {
-	demo := store.DemoWorld()
-	small := cloudgen.Generate(cloudgen.Small())
+	// Factoring covers member_of and the host filters; a world with
+	// inventories is run pair by pair (TestCapacityMatrixRunsWhole).
+	demo := withoutInventories(store.DemoWorld())
+	small := withoutInventories(cloudgen.Generate(cloudgen.Small()))
 	isolated := *demo
 	isolated.Settings.LimitTenantsToPlacementAggregate = true
 	isolated.Settings.EnableIsolatedAggregateFiltering = true
@@ -231,5 +233,41 @@ func TestImpactCellsNameTheFirstHosts(t *testing.T) {
 	}
 	if named == 0 {
 		t.Errorf("no cell lost more hosts than it names; the case tests nothing")
+	}
+}
+
+func withoutInventories(w *models.World) *models.World {
+	c := *w
+	c.Providers = slices.Clone(w.Providers)
+	for i := range c.Providers {
+		c.Providers[i].Inventories, c.Providers[i].Usages = nil, nil
+	}
+	return &c
+}
+
+// TestCapacityMatrixRunsWhole: with inventories, whether a tree has an
+// allocation candidate depends on the pair as a whole, so every pair is
+// run through the pipeline; the demo's full host cn3 is then nobody's.
+func TestCapacityMatrixRunsWhole(t *testing.T) {
+	live := store.DemoWorld()
+	ls := mustState(t, live)
+	lx, err := ls.impactIdx()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !lx.exact {
+		t.Fatal("a world with inventories should be run pair by pair")
+	}
+	draft := editAggregate(t, live, "blazar-freepool", func(a *models.Aggregate) { delete(a.Metadata, "reservation:freepool") })
+	m, err := ComputeMatrix(ls, mustState(t, draft), ls.opts.Projects, []string{"m1.large"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range m.Cells {
+		for _, c := range row {
+			if slices.Contains(c.Gained, "cn3") {
+				t.Errorf("%s/%s gains the full host cn3", c.Project, c.Flavor)
+			}
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"corral/models"
 	"corral/models/placement"
 )
 
@@ -281,6 +282,31 @@ func requiredText(g placement.Group) []string {
 	}
 	for _, t := range g.Forbidden {
 		out = append(out, "!"+t)
+	}
+	return out
+}
+
+// FlavorFit is how many hosts have an allocation candidate for a flavor
+// now (Placement's view only: no member_of, no host filters).
+type FlavorFit struct {
+	Hosts int  // hosts in the world
+	Fit   int  // hosts with a candidate
+	Known bool // false when the flavor asks for nothing or no inventory exists
+}
+
+// FlavorFits counts the hosts on which one instance of f would find an
+// allocation candidate.
+func (s *Snapshot) FlavorFits(f *models.Flavor) FlavorFit {
+	out := FlavorFit{Hosts: len(s.hosts)}
+	c := s.newCapacity(&Request{Flavor: f}, placement.Terms{}, nil)
+	if c == nil {
+		return out
+	}
+	out.Known = true
+	for _, h := range s.ix.Hosts() {
+		if c.fitsHost(int(h)) {
+			out.Fit++
+		}
 	}
 	return out
 }

@@ -54,9 +54,15 @@ func DemoWorld() *models.World {
 			map[string]models.Inventory{"DISK_GB": inv(2000, 1.0)},
 			map[string]int64{"DISK_GB": int64(40 * (h % 4))})
 		for n := 1; n <= 2; n++ {
+			use := map[string]int64{"VCPU": int64((h + n) % 5 * 2), "MEMORY_MB": int64((h + n) % 5 * 4096)}
+			switch h {
+			case 3: // full: the preview shows VCPU shortfalls
+				use = map[string]int64{"VCPU": 64 - int64(n-1)*2, "MEMORY_MB": 61440}
+			case 7: // empty
+				use = nil
+			}
 			prov(fmt.Sprintf("numa%d_%d", h, n), host, nil,
-				map[string]models.Inventory{"VCPU": inv(16, 4.0), "MEMORY_MB": inv(65536, 1.0)},
-				map[string]int64{"VCPU": int64((h + n) % 5 * 2), "MEMORY_MB": int64((h + n) % 5 * 4096)})
+				map[string]models.Inventory{"VCPU": inv(16, 4.0), "MEMORY_MB": inv(65536, 1.0)}, use)
 		}
 	}
 	for _, ss := range []string{"ss1", "ss2"} {

@@ -276,6 +276,8 @@ type ProviderDetailProps struct {
 	Parent    *NamedRef
 	Root      *NamedRef
 	Inventory []InventoryRow
+	// CanEdit shows the inventory and trait forms (admins).
+	CanEdit bool
 }
 
 // InventoryRow is one resource class of a provider.
@@ -285,6 +287,9 @@ type InventoryRow struct {
 	Reserved int64
 	Ratio    float64
 	Used     int64
+	Capacity int64 // (total − reserved) × ratio
+	Free     int64 // capacity − used, not below 0
+	Percent  int   // used of capacity, 0–100
 }
 
 // FlavorRow is one line of the flavor list.
@@ -312,6 +317,9 @@ type FlavorForm struct {
 	Errors     map[string]string
 	Specs      KVEditor
 	CanEdit    bool
+	// Fits says on how many hosts one instance finds an allocation
+	// candidate now; empty when unknown.
+	Fits string
 }
 
 // Action is where the flavor form posts.

@@ -76,7 +76,7 @@ func TestFlavorFits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := c.get("/flavors/" + fl.ID).Text(t, "flavor-fits")
+	got := c.get("/flavors/"+fl.ID).Text(t, "flavor-fits")
 	if !strings.HasPrefix(got, "Fits on ") || !strings.Contains(got, "of 8 hosts now") || !strings.Contains(got, "VCPU:1") {
 		t.Errorf("fits: %q", got)
 	}

@@ -1,6 +1,7 @@
 package placementapi
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -548,11 +549,158 @@ func (api *API) listCandidates(c echo.Context) error {
 		}
 		return err
 	}
-	body := renderCandidates(ix, res, req, v)
+	body := writeCandidates(ix, res, req, v)
 	if v.AtLeast(15) {
 		setLastModified(c, api.now())
 	}
-	return c.JSON(http.StatusOK, body)
+	return c.JSONBlob(http.StatusOK, body)
+}
+
+// writeCandidates renders the answer straight into JSON: at thousands of
+// candidates, maps of maps through encoding/json cost more than finding
+// them. The shape is renderCandidates'; a test holds the two equal.
+func writeCandidates(ix *placement.Index, res *placement.Candidates, req *candidateRequest, v placement.Version) []byte {
+	b := make([]byte, 0, 256*(len(res.Requests)+len(res.Summaries))+64)
+	b = append(b, `{"allocation_requests":[`...)
+	for i, cand := range res.Requests {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if v.AtLeast(12) {
+			b = append(b, `{"allocations":{`...)
+			for j := 0; j < len(cand.Allocs); {
+				p := cand.Allocs[j].Provider
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = appendJSONString(b, ix.Provider(p).UUID)
+				b = append(b, `:{"resources":{`...)
+				for k := j; j < len(cand.Allocs) && cand.Allocs[j].Provider == p; j++ {
+					if j > k {
+						b = append(b, ',')
+					}
+					b = appendJSONString(b, cand.Allocs[j].Class)
+					b = append(b, ':')
+					b = strconv.AppendInt(b, cand.Allocs[j].Amount, 10)
+				}
+				b = append(b, "}}"...)
+			}
+			b = append(b, '}')
+			if v.AtLeast(34) {
+				b = append(b, `,"mappings":{`...)
+				suffixes := make([]string, 0, len(cand.Mappings))
+				for s := range cand.Mappings {
+					suffixes = append(suffixes, s)
+				}
+				sort.Strings(suffixes)
+				for k, s := range suffixes {
+					if k > 0 {
+						b = append(b, ',')
+					}
+					b = appendJSONString(b, s)
+					b = append(b, ":["...)
+					for x, p := range cand.Mappings[s] {
+						if x > 0 {
+							b = append(b, ',')
+						}
+						b = appendJSONString(b, ix.Provider(p).UUID)
+					}
+					b = append(b, ']')
+				}
+				b = append(b, '}')
+			}
+			b = append(b, '}')
+			continue
+		}
+		b = append(b, `{"allocations":[`...)
+		for j := 0; j < len(cand.Allocs); {
+			p := cand.Allocs[j].Provider
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"resource_provider":{"uuid":`...)
+			b = appendJSONString(b, ix.Provider(p).UUID)
+			b = append(b, `},"resources":{`...)
+			for k := j; j < len(cand.Allocs) && cand.Allocs[j].Provider == p; j++ {
+				if j > k {
+					b = append(b, ',')
+				}
+				b = appendJSONString(b, cand.Allocs[j].Class)
+				b = append(b, ':')
+				b = strconv.AppendInt(b, cand.Allocs[j].Amount, 10)
+			}
+			b = append(b, "}}"...)
+		}
+		b = append(b, "]}"...)
+	}
+	b = append(b, `],"provider_summaries":{`...)
+	for i, pi := range res.Summaries {
+		p := ix.Provider(pi)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, p.UUID)
+		b = append(b, `:{"resources":{`...)
+		classes := make([]string, 0, len(p.Inventories))
+		for rc := range p.Inventories {
+			if v.AtLeast(27) || req.requested[rc] {
+				classes = append(classes, rc)
+			}
+		}
+		sort.Strings(classes)
+		for k, rc := range classes {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, rc)
+			b = append(b, `:{"capacity":`...)
+			b = strconv.AppendInt(b, placement.Capacity(p.Inventories[rc]), 10)
+			b = append(b, `,"used":`...)
+			b = strconv.AppendInt(b, p.Usages[rc], 10)
+			b = append(b, '}')
+		}
+		b = append(b, '}')
+		if v.AtLeast(17) {
+			b = append(b, `,"traits":[`...)
+			for k, t := range p.Traits {
+				if k > 0 {
+					b = append(b, ',')
+				}
+				b = appendJSONString(b, t)
+			}
+			b = append(b, ']')
+		}
+		if v.AtLeast(29) {
+			b = append(b, `,"parent_provider_uuid":`...)
+			if p.ParentUUID == nil {
+				b = append(b, "null"...)
+			} else {
+				b = appendJSONString(b, *p.ParentUUID)
+			}
+			root := p.RootUUID
+			if root == "" {
+				root = p.UUID
+			}
+			b = append(b, `,"root_provider_uuid":`...)
+			b = appendJSONString(b, root)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, "}}\n"...)
+	return b
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			enc, _ := json.Marshal(s)
+			return append(b, enc...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 func renderCandidates(ix *placement.Index, res *placement.Candidates, req *candidateRequest, v placement.Version) map[string]any {

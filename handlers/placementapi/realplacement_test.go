@@ -21,7 +21,12 @@ const (
 // startRealPlacement runs the real Placement on a free loopback port with
 // its own SQLite file and noauth2 (token "admin" is an admin), and returns
 // its root URL. It skips when the package is missing, except under CI.
-func startRealPlacement(t testing.TB) string {
+func startRealPlacement(t testing.TB) string { return startRealPlacementWith(t, nil) }
+
+// startRealPlacementWith is startRealPlacement with prepare run on the
+// synced, empty database file before the server starts (a benchmark loads
+// a large world with SQL there).
+func startRealPlacementWith(t testing.TB, prepare func(dbPath string)) string {
 	t.Helper()
 	for _, f := range []string{placementAPI, placementManage} {
 		if _, err := os.Stat(f); err != nil {
@@ -43,6 +48,9 @@ func startRealPlacement(t testing.TB) string {
 	sync.Env = env
 	if out, err := sync.CombinedOutput(); err != nil {
 		t.Fatalf("placement-manage db sync: %v\n%s", err, out)
+	}
+	if prepare != nil {
+		prepare(filepath.Join(dir, "placement.db"))
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

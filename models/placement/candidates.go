@@ -329,7 +329,9 @@ func (ix *Index) AllocationCandidates(q CandidateQuery, cat Catalog) (*Candidate
 	if len(merged) == 0 {
 		return empty, nil
 	}
-	if !q.PerAnchor {
+	if !q.PerAnchor && (len(q.Groups) > 1 || ix.HasSharing()) {
+		// Merged and deduplicated requests come out in map order; one
+		// group without sharing is already in provider order.
 		sortAreqs(merged)
 	}
 
@@ -696,6 +698,26 @@ func (gc *groupCtx) comboTraitsOK(combo []int32) bool {
 // per group, filtered by group_policy and same_subtree, consolidated and
 // checked against capacity once more; duplicates collapse.
 func (ix *Index) merge(q CandidateQuery, perGroup [][]*areq) []*areq {
+	if len(perGroup) == 1 && !q.PerAnchor {
+		// One group: each request is its own consolidation, and every
+		// row was checked against capacity. Only a sharing provider can
+		// yield the same request for two anchors.
+		dedup := ix.HasSharing()
+		seen := map[string]bool{}
+		out := make([]*areq, 0, len(perGroup[0]))
+		for _, a := range perGroup[0] {
+			sortAllocs(a.allocs)
+			if dedup {
+				k := a.key()
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+			}
+			out = append(out, a)
+		}
+		return out
+	}
 	if q.PerAnchor && len(perGroup) == 1 {
 		// One group: each request is its own consolidation; keep the
 		// first that fits per anchor.

@@ -66,7 +66,7 @@ func (env *Env) Audit(c echo.Context) error {
 		}
 	}
 	pager := views.Pager{Offset: offset, Limit: limit, Path: "/audit", Query: c.QueryParams()}
-	page := NewPage(c, "Audit log", "audit")
+	page := newPage(c, "Audit log", "audit")
 	if len(f.Errors) > 0 {
 		return Render(c, http.StatusBadRequest, views.Audit(page, views.AuditProps{Filter: f, Pager: pager}))
 	}

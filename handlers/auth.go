@@ -20,7 +20,7 @@ func (env *Env) LoginForm(c echo.Context) error {
 	return Render(c, http.StatusOK, views.Login(views.LoginProps{
 		CSRF:    CSRFToken(c),
 		Next:    next,
-		Flashes: Flashes(c),
+		Flashes: newPage(c, "", "").Flashes,
 	}))
 }
 
@@ -71,10 +71,10 @@ func (env *Env) Logout(c echo.Context) error {
 
 // WhoAmIResponse is GET /api/whoami's body.
 type WhoAmIResponse struct {
-	Name      string `json:"name"`
-	Role      string `json:"role"`
-	ProjectID string `json:"project_id"`
-	Via       string `json:"via"`
+	Name      string      `json:"name"`
+	Role      models.Role `json:"role"`
+	ProjectID string      `json:"project_id"`
+	Via       string      `json:"via"`
 }
 
 // WhoAmI tells an API client whom its credentials stand for

@@ -6,6 +6,7 @@
 package handlers
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -16,7 +17,6 @@ import (
 
 	"corral/models"
 	"corral/models/store"
-	"corral/views"
 )
 
 // Env is what every handler needs: the store, a logger, a clock and the
@@ -93,8 +93,9 @@ func (env *Env) Logger() *slog.Logger {
 	return slog.Default()
 }
 
-// KindStatus is the one table from error kinds to HTTP statuses.
-var KindStatus = map[models.Kind]int{
+// kindStatus is the one table from error kinds to HTTP statuses; StatusOf
+// is its only reader.
+var kindStatus = map[models.Kind]int{
 	models.Internal:      http.StatusInternalServerError,
 	models.Invalid:       http.StatusBadRequest,
 	models.NotFound:      http.StatusNotFound,
@@ -105,16 +106,33 @@ var KindStatus = map[models.Kind]int{
 	models.OverQuota:     http.StatusForbidden,
 }
 
-// StatusOf maps err to its HTTP status: an echo.HTTPError keeps its code, a
-// corral error goes through KindStatus, anything else is a 500.
+// StatusOf maps err to its HTTP status: a corral error of a known kind goes
+// through the kind table, an echo.HTTPError (even wrapped, as models.Wrap
+// does) keeps its code, anything else is a 500.
 func StatusOf(err error) int {
-	if he, ok := err.(*echo.HTTPError); ok {
+	if k := models.KindOf(err); k != models.Internal {
+		if s, ok := kindStatus[k]; ok {
+			return s
+		}
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
 		return he.Code
 	}
-	if s, ok := KindStatus[models.KindOf(err)]; ok {
-		return s
-	}
 	return http.StatusInternalServerError
+}
+
+// KindForStatus names the kind of failure a status stands for, for errors
+// that carry only a status (echo's own 404 and 405, for instance). ok is
+// false for a status no kind maps to. A 403 is Forbidden, not OverQuota.
+func KindForStatus(status int) (k models.Kind, ok bool) {
+	for _, k := range []models.Kind{models.Invalid, models.Unauthorized, models.Forbidden, models.NotFound,
+		models.NotAcceptable, models.Conflict, models.Internal} {
+		if kindStatus[k] == status {
+			return k, true
+		}
+	}
+	return models.Internal, false
 }
 
 // Context keys under which the middleware leaves what it learned.
@@ -179,9 +197,9 @@ func viaForPath(path string) string {
 
 // HasRole reports whether the current user holds at least role
 // (admin > member > reader).
-func HasRole(c echo.Context, role string) bool {
+func HasRole(c echo.Context, role models.Role) bool {
 	u := CurrentUser(c)
-	return u != nil && views.RoleAtLeast(u.Role, role)
+	return u != nil && u.Role.AtLeast(role)
 }
 
 // IsAPI reports whether a request is for a machine client (the JSON API,
@@ -211,7 +229,7 @@ func RequireLogin(next echo.HandlerFunc) echo.HandlerFunc {
 
 // RequireRole lets through users holding at least role; others get a 403
 // (and anonymous requests are treated as by RequireLogin).
-func RequireRole(role string) echo.MiddlewareFunc {
+func RequireRole(role models.Role) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return RequireLogin(func(c echo.Context) error {
 			if !HasRole(c, role) {

@@ -19,18 +19,6 @@ func CSRFToken(c echo.Context) string {
 	return t
 }
 
-// NewPage is the layout state of a console page: its title, its key in the
-// navigation, the user, the CSRF token and the flashes waiting to be shown.
-func NewPage(c echo.Context, title, active string) views.Page {
-	return views.Page{
-		Title:   title,
-		Active:  active,
-		User:    CurrentUser(c),
-		CSRF:    CSRFToken(c),
-		Flashes: Flashes(c),
-	}
-}
-
 // Render writes a templ component as the response with the given status.
 func Render(c echo.Context, status int, comp templ.Component) error {
 	buf := templ.GetBuffer()
@@ -133,4 +121,14 @@ func OnlyFields(errs map[string]string, fields ...string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// newPage is layout.Page for the pages still in this package.
+func newPage(c echo.Context, title, active string) views.Page {
+	fs := Flashes(c)
+	var out []views.Flash
+	for _, f := range fs {
+		out = append(out, views.Flash{Kind: f.Kind, Msg: f.Msg})
+	}
+	return views.Page{Title: title, Active: active, User: CurrentUser(c), CSRF: CSRFToken(c), Flashes: out}
 }

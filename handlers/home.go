@@ -21,7 +21,7 @@ func (env *Env) Home(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return Render(c, http.StatusOK, views.Dashboard(NewPage(c, "Dashboard", "dashboard"), counts))
+	return Render(c, http.StatusOK, views.Dashboard(newPage(c, "Dashboard", "dashboard"), counts))
 }
 
 // countCache keeps the dashboard's counts until the store's revision moves:

@@ -62,7 +62,7 @@ func (env *Env) ConfirmRevokeSession(c echo.Context) error {
 	if cur := CurrentSession(c); cur != nil && cur.ID == s.ID {
 		msg = "This is the session you are using: you will be signed out here."
 	}
-	return Render(c, http.StatusOK, views.ConfirmPage(NewPage(c, "Sign out session", "tokens"), views.Confirm{
+	return Render(c, http.StatusOK, views.ConfirmPage(newPage(c, "Sign out session", "tokens"), views.Confirm{
 		Title:   "Sign out this session?",
 		Message: msg,
 		Action:  views.SessionRevokeURL(s.ID),

@@ -25,7 +25,7 @@ func (env *Env) renderTokens(c echo.Context, status int, props views.TokensProps
 	if props.Sessions, err = env.sessionRows(c); err != nil {
 		return err
 	}
-	return Render(c, status, views.Tokens(NewPage(c, "API tokens", "tokens"), props))
+	return Render(c, status, views.Tokens(newPage(c, "API tokens", "tokens"), props))
 }
 
 // CreateToken makes a token for the signed-in user (POST /tokens) and shows
@@ -76,7 +76,7 @@ func (env *Env) ConfirmRevokeToken(c echo.Context) error {
 		return err
 	}
 	url := views.TokenRevokeURL(tok.ID)
-	return Render(c, http.StatusOK, views.ConfirmPage(NewPage(c, "Revoke token", "tokens"), views.Confirm{
+	return Render(c, http.StatusOK, views.ConfirmPage(newPage(c, "Revoke token", "tokens"), views.Confirm{
 		Title:   "Revoke token “" + tok.Name + "”?",
 		Message: "Clients using this token (it starts with " + tok.Prefix + ") stop working at once. This cannot be undone.",
 		Action:  url,

@@ -41,7 +41,7 @@ func (env *Env) renderUser(c echo.Context, status int, u *models.User, props vie
 	props.User, props.Tokens, props.Sessions = *u, toks, n
 	props.Self = u.ID == CurrentUser(c).ID
 	props.MinPassword = store.MinPasswordLength
-	return Render(c, status, views.UserAdmin(NewPage(c, u.Name, "users"), props))
+	return Render(c, status, views.UserAdmin(newPage(c, u.Name, "users"), props))
 }
 
 // liveSessions counts a user's console sessions that have not expired.
@@ -62,13 +62,13 @@ func (env *Env) EditUser(c echo.Context) error {
 	}
 	me := CurrentUser(c)
 	form := views.UserEditForm{
-		Role:    c.FormValue("role"),
+		Role:    models.Role(c.FormValue("role")),
 		Project: strings.TrimSpace(c.FormValue("project")),
 		Errors:  map[string]string{},
 	}
 	status := http.StatusBadRequest
 	switch {
-	case !models.ValidRole(form.Role):
+	case !form.Role.Valid():
 		form.Errors["role"] = "Choose admin, member or reader."
 	case u.ID == me.ID && form.Role != u.Role:
 		// An admin who demotes themselves by mistake cannot undo it.
@@ -234,7 +234,7 @@ func (env *Env) ConfirmDeleteUser(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return Render(c, http.StatusOK, views.ConfirmPage(NewPage(c, "Delete user", "users"), views.Confirm{
+	return Render(c, http.StatusOK, views.ConfirmPage(newPage(c, "Delete user", "users"), views.Confirm{
 		Title: "Delete user “" + u.Name + "”?",
 		Message: fmt.Sprintf("%s signs in nowhere any more: %s and %s end at once. The audit log keeps their past changes. This cannot be undone.",
 			u.Name, plural(active, "active API token"), plural(n, "session")),
@@ -313,7 +313,7 @@ func (env *Env) ConfirmRevokeUserToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return Render(c, http.StatusOK, views.ConfirmPage(NewPage(c, "Revoke token", "users"), views.Confirm{
+	return Render(c, http.StatusOK, views.ConfirmPage(newPage(c, "Revoke token", "users"), views.Confirm{
 		Title:   "Revoke " + u.Name + "'s token “" + tok.Name + "”?",
 		Message: "Clients using this token (it starts with " + tok.Prefix + ") stop working at once. This cannot be undone.",
 		Action:  views.UserTokenRevokeURL(u.ID, tok.ID),

@@ -195,7 +195,8 @@ func TestUsersListLinksToUserPage(t *testing.T) {
 func TestUserPageEditsRoleAndProject(t *testing.T) {
 	cases := []struct {
 		name        string
-		role, proj  string
+		role        models.Role
+		proj        string
 		flash       string
 		wantSignOut bool
 	}{
@@ -213,7 +214,7 @@ func TestUserPageEditsRoleAndProject(t *testing.T) {
 			if got := admin.get(uaURL(rita)).text(t, "user-session-count"); got != "2" {
 				t.Fatalf("session count %q before the change, want 2", got)
 			}
-			r := admin.submit(uaURL(rita), uaURL(rita), url.Values{"role": {tc.role}, "project": {tc.proj}})
+			r := admin.submit(uaURL(rita), uaURL(rita), url.Values{"role": {string(tc.role)}, "project": {tc.proj}})
 			page := admin.follow(r)
 			if got := page.text(t, "flash-success"); got != tc.flash {
 				t.Errorf("flash %q, want %q", got, tc.flash)
@@ -222,7 +223,7 @@ func TestUserPageEditsRoleAndProject(t *testing.T) {
 			if after.Role != tc.role || after.ProjectID != strings.TrimSpace(tc.proj) {
 				t.Errorf("stored role %q project %q, want %q %q", after.Role, after.ProjectID, tc.role, strings.TrimSpace(tc.proj))
 			}
-			if page.text(t, "user-role") != tc.role {
+			if page.text(t, "user-role") != string(tc.role) {
 				t.Errorf("page shows role %q, want %q", page.text(t, "user-role"), tc.role)
 			}
 			if laptop.signedIn() == tc.wantSignOut || phone.signedIn() == tc.wantSignOut {
@@ -255,7 +256,7 @@ func TestUserPageRefusesBadInputAndSavesNothing(t *testing.T) {
 	}{
 		{"unknown role", "root", "tB", http.StatusBadRequest, []string{"role"}},
 		{"empty role", "", "tB", http.StatusBadRequest, []string{"role"}},
-		{"long project", models.RoleMember, long, http.StatusBadRequest, []string{"project"}},
+		{"long project", string(models.RoleMember), long, http.StatusBadRequest, []string{"project"}},
 		{"both", "superuser", long, http.StatusBadRequest, []string{"role", "project"}},
 	}
 	app, rita := uaApp(t)
@@ -441,7 +442,7 @@ func TestUserPageProtectsAdmins(t *testing.T) {
 		testid string
 		says   string
 	}{
-		{"demote self", self, url.Values{"role": {models.RoleMember}, "project": {""}}, http.StatusForbidden, "error-role", "your own role"},
+		{"demote self", self, url.Values{"role": {string(models.RoleMember)}, "project": {""}}, http.StatusForbidden, "error-role", "your own role"},
 		{"delete self", self + "/delete", nil, http.StatusForbidden, "user-delete-error", "your own account"},
 		{"confirm deleting self", "", nil, http.StatusForbidden, "user-delete-error", "your own account"},
 		{"set own password", self + "/password", url.Values{"password": {"a-new-password"}, "confirm": {"a-new-password"}}, http.StatusForbidden, "form-error", "API tokens page"},
@@ -466,7 +467,7 @@ func TestUserPageProtectsAdmins(t *testing.T) {
 		})
 	}
 	// The own project may change; the admin stays signed in here.
-	r := admin.submit(self, self, url.Values{"role": {models.RoleAdmin}, "project": {"ops"}})
+	r := admin.submit(self, self, url.Values{"role": {string(models.RoleAdmin)}, "project": {"ops"}})
 	if got := admin.follow(r).text(t, "flash-success"); got != "Project of admin changed from none to ops; your other sessions were ended." {
 		t.Errorf("own project change: flash %q", got)
 	}
@@ -500,7 +501,7 @@ func TestAdminsDemotingEachOtherThroughConsole(t *testing.T) {
 			target *models.User
 		}{{ca, bea}, {cb, ann}} {
 			tok, _ := p.c.get(uaURL(p.target)).dom(t).Find(`input[name="_csrf"]`).First().Attr("value")
-			ps = append(ps, prepared{p.c, uaURL(p.target), url.Values{"_csrf": {tok}, "role": {models.RoleMember}, "project": {""}}})
+			ps = append(ps, prepared{p.c, uaURL(p.target), url.Values{"_csrf": {tok}, "role": {string(models.RoleMember)}, "project": {""}}})
 		}
 		var wg sync.WaitGroup
 		start := make(chan struct{})
@@ -578,7 +579,7 @@ func TestUserPagesNeedAdmin(t *testing.T) {
 				if rq.method == http.MethodGet {
 					r = c.get(rq.path)
 				} else {
-					r = c.submit("/tokens", rq.path, url.Values{"role": {models.RoleAdmin}, "project": {""}, "password": {"taken-over-1"}, "confirm": {"taken-over-1"}})
+					r = c.submit("/tokens", rq.path, url.Values{"role": {string(models.RoleAdmin)}, "project": {""}, "password": {"taken-over-1"}, "confirm": {"taken-over-1"}})
 				}
 				if r.status != http.StatusForbidden {
 					t.Errorf("status %d, want 403", r.status)
@@ -611,7 +612,7 @@ func TestBrowserUserAdmin(t *testing.T) {
 		chromedp.Navigate(app.URL+"/users"),
 		chromedp.Click(chromedp.CSS(`a[data-testid="user-link"][href="`+uaURL(rita)+`"]`)),
 		chromedp.WaitVisible(webtest.TestID("user-edit-form")),
-		chromedp.SetValue(chromedp.ID("f-role"), models.RoleMember),
+		chromedp.SetValue(chromedp.ID("f-role"), string(models.RoleMember)),
 		chromedp.Click(webtest.TestID("user-save")),
 		chromedp.WaitVisible(webtest.TestID("flash-success")),
 	)

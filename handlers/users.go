@@ -27,14 +27,14 @@ func (env *Env) renderUsers(c echo.Context, status int, form views.UserForm) err
 	if err != nil {
 		return err
 	}
-	return Render(c, status, views.Users(NewPage(c, "Users", "users"), views.UsersProps{Users: users, Sessions: counts, Form: form}))
+	return Render(c, status, views.Users(newPage(c, "Users", "users"), views.UsersProps{Users: users, Sessions: counts, Form: form}))
 }
 
 // CreateUser adds a user (POST /users, admins only).
 func (env *Env) CreateUser(c echo.Context) error {
 	form := views.UserForm{
 		Name:    strings.TrimSpace(c.FormValue("name")),
-		Role:    c.FormValue("role"),
+		Role:    models.Role(c.FormValue("role")),
 		Project: strings.TrimSpace(c.FormValue("project")),
 		Errors:  map[string]string{},
 	}
@@ -45,7 +45,7 @@ func (env *Env) CreateUser(c echo.Context) error {
 	if len(password) < store.MinPasswordLength {
 		form.Errors["password"] = fmt.Sprintf("Use at least %d characters.", store.MinPasswordLength)
 	}
-	if !models.ValidRole(form.Role) {
+	if !form.Role.Valid() {
 		form.Errors["role"] = "Choose admin, member or reader."
 	}
 	if len(form.Errors) > 0 {
@@ -60,7 +60,7 @@ func (env *Env) CreateUser(c echo.Context) error {
 		form.Errors = OnlyFields(errs, "name", "password", "role", "project")
 		return env.renderUsers(c, StatusOf(err), form)
 	}
-	AddFlash(c, FlashSuccess, "User “"+form.Name+"” created as "+form.Role+".")
+	AddFlash(c, FlashSuccess, "User “"+form.Name+"” created as "+string(form.Role)+".")
 	return SeeOther(c, "/users")
 }
 
@@ -85,7 +85,7 @@ func (env *Env) ConfirmSignOutUser(c echo.Context) error {
 	if u.ID == CurrentUser(c).ID {
 		msg = "This includes the session you are using: you will be signed out here too."
 	}
-	return Render(c, http.StatusOK, views.ConfirmPage(NewPage(c, "Sign out everywhere", "users"), views.Confirm{
+	return Render(c, http.StatusOK, views.ConfirmPage(newPage(c, "Sign out everywhere", "users"), views.Confirm{
 		Title:   "Sign “" + u.Name + "” out everywhere?",
 		Message: msg,
 		Action:  views.UserSignOutURL(u.ID),

@@ -60,7 +60,7 @@ func RegisterWorld(console, api *echo.Group, env *Env) {
 }
 
 func (h *worldPages) render(c echo.Context, status int, props views.WorldProps) error {
-	return Render(c, status, views.World(NewPage(c, "World", "world"), props))
+	return Render(c, status, views.World(newPage(c, "World", "world"), props))
 }
 
 // page shows the download and the upload form (GET /world).

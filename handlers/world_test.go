@@ -487,7 +487,10 @@ func TestWorldAccess(t *testing.T) {
 	app := webtest.Start(t)
 	ctx := context.Background()
 	actor := store.Actor{Name: "test", Via: "cli"}
-	for _, u := range []struct{ name, role string }{{"rita", models.RoleReader}, {"mike", models.RoleMember}, {"ada", models.RoleAdmin}} {
+	for _, u := range []struct {
+		name string
+		role models.Role
+	}{{"rita", models.RoleReader}, {"mike", models.RoleMember}, {"ada", models.RoleAdmin}} {
 		if _, err := app.Store.CreateUser(ctx, actor, u.name, worldTestPassword, u.role, "acme"); err != nil {
 			t.Fatal(err)
 		}

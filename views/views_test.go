@@ -58,26 +58,6 @@ func TestPager(t *testing.T) {
 	}
 }
 
-func TestRoleAtLeast(t *testing.T) {
-	cases := []struct {
-		role, min string
-		want      bool
-	}{
-		{models.RoleAdmin, models.RoleAdmin, true},
-		{models.RoleAdmin, models.RoleReader, true},
-		{models.RoleMember, models.RoleAdmin, false},
-		{models.RoleMember, models.RoleMember, true},
-		{models.RoleReader, models.RoleMember, false},
-		{"", models.RoleReader, false},
-		{"root", models.RoleReader, false},
-	}
-	for _, tc := range cases {
-		if got := RoleAtLeast(tc.role, tc.min); got != tc.want {
-			t.Errorf("RoleAtLeast(%q, %q) = %v", tc.role, tc.min, got)
-		}
-	}
-}
-
 func render(t *testing.T, c interface {
 	Render(context.Context, io.Writer) error
 }) *goquery.Document {
@@ -116,7 +96,7 @@ func TestFieldShowsItsError(t *testing.T) {
 
 func TestNavHidesAdminPages(t *testing.T) {
 	for _, tc := range []struct {
-		role  string
+		role  models.Role
 		users bool
 	}{{models.RoleAdmin, true}, {models.RoleMember, false}, {models.RoleReader, false}} {
 		d := render(t, Layout(Page{Title: "t", Active: "dashboard", User: &models.User{Name: "u", Role: tc.role}, CSRF: "tok"}))

@@ -76,7 +76,11 @@ func newAppWith(t testing.TB, cfg web.Config) *testApp {
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
 	a := &testApp{t: t, Store: st, Env: env, Echo: e, Srv: srv, Clock: clk}
-	for _, u := range []struct{ name, role, project string }{
+	for _, u := range []struct {
+		name    string
+		role    models.Role
+		project string
+	}{
 		{"alice", models.RoleAdmin, ""},
 		{"mike", models.RoleMember, "tA"},
 		{"rita", models.RoleReader, "tB"},

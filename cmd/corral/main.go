@@ -342,7 +342,7 @@ func cmdUserCreate(args []string, stdin io.Reader, stdout io.Writer) error {
 	if *name == "" {
 		return badUsage("--name is required")
 	}
-	if !models.ValidRole(*role) {
+	if !models.Role(*role).Valid() {
 		return badUsage("--role must be admin, member or reader")
 	}
 	pw, err := readPassword(stdin)
@@ -354,7 +354,7 @@ func cmdUserCreate(args []string, stdin io.Reader, stdout io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	u, err := st.CreateUser(context.Background(), cliActor(), *name, pw, *role, *project)
+	u, err := st.CreateUser(context.Background(), cliActor(), *name, pw, models.Role(*role), *project)
 	if err != nil {
 		return err
 	}

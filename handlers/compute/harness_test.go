@@ -26,7 +26,11 @@ type server struct {
 }
 
 // Users every test starts with: name → role, project.
-var testUsers = []struct{ name, role, project string }{
+var testUsers = []struct {
+	name    string
+	role    models.Role
+	project string
+}{
 	{"admin", models.RoleAdmin, "admin"},
 	{"alice", models.RoleMember, "p1"},
 	{"rita", models.RoleReader, "p1"},

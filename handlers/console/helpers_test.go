@@ -34,7 +34,11 @@ func newApp(t testing.TB) *app {
 	t.Helper()
 	a := &app{App: webtest.Start(t), t: t}
 	ctx := context.Background()
-	for _, u := range []struct{ name, role, project string }{
+	for _, u := range []struct {
+		name    string
+		role    models.Role
+		project string
+	}{
 		{"mike", models.RoleMember, "acme"},
 		{"rita", models.RoleReader, "globex"},
 	} {

@@ -41,8 +41,9 @@ func startApp(t testing.TB, st *store.Store) *app {
 	a := &app{t: t, URL: srv.URL + "/placement", Store: st}
 	cli := store.Actor{Name: "test", Via: "cli"}
 	for _, u := range []struct {
-		name, role string
-		tok        *string
+		name string
+		role models.Role
+		tok  *string
 	}{{"ops-admin", models.RoleAdmin, &a.Admin}, {"ops-reader", models.RoleReader, &a.Reader}} {
 		if _, err := st.CreateUser(ctx, cli, u.name, "a-long-enough-password", u.role, "ops"); err != nil {
 			t.Fatalf("create user %s: %v", u.name, err)

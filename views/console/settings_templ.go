@@ -61,7 +61,7 @@ func SettingsPage(p views.Page, f SettingsForm) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				if p.User != nil && views.RoleAtLeast(p.User.Role, "admin") {
+				if f.CanEdit {
 					templ_7745c5c3_Err = views.WorldLink().Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err

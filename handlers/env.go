@@ -1,8 +1,10 @@
-// Package handlers holds the HTTP side of corral: the Env every handler
-// package shares, authentication (console sessions and API tokens), the
-// role checks, the one table from error kinds to HTTP statuses, and the
-// console pages for signing in, the dashboard, API tokens, users and the
-// audit log. Subpackages (compute, placement, …) build on the same Env.
+// Package handlers is the kernel of corral's HTTP side, shared by every
+// handler package: the Env (store, logger, clock, sessions), authentication
+// (console sessions and API tokens), role checks, the one table from error
+// kinds to HTTP statuses behind StatusOf, rendering, flashes and form
+// helpers. It knows no views: the JSON APIs (compute, placementapi) build on
+// it without depending on templates. The page packages (account, console,
+// query, world) add views, through layout for the page frame.
 package handlers
 
 import (
@@ -32,7 +34,6 @@ type Env struct {
 
 	mu        sync.RWMutex
 	renderers []prefixRenderer
-	counts    countCache
 }
 
 // ErrorRenderer writes the response for a failed request under a URL prefix
@@ -77,8 +78,8 @@ func underPrefix(path, prefix string) bool {
 	return path == prefix || strings.HasPrefix(path, prefix+"/")
 }
 
-// now is Env.Now, or the wall clock when unset.
-func (env *Env) now() time.Time {
+// CurrentTime is Env.Now(), or the wall clock when Now is unset.
+func (env *Env) CurrentTime() time.Time {
 	if env.Now != nil {
 		return env.Now()
 	}
@@ -172,12 +173,14 @@ func TokenAuthenticated(c echo.Context) bool { return CurrentToken(c) != nil }
 func Actor(c echo.Context) store.Actor {
 	u := CurrentUser(c)
 	if u == nil {
-		return store.Actor{Name: "anonymous", Via: via(c)}
+		return store.Actor{Name: "anonymous", Via: Via(c)}
 	}
-	return store.Actor{Name: u.Name, Via: via(c), ProjectID: u.ProjectID, Role: u.Role}
+	return store.Actor{Name: u.Name, Via: Via(c), ProjectID: u.ProjectID, Role: u.Role}
 }
 
-func via(c echo.Context) string {
+// Via names the interface the request came through, for the audit log:
+// console, api, compute-api or placement-api.
+func Via(c echo.Context) string {
 	if v, ok := c.Get(ctxVia).(string); ok && v != "" {
 		return v
 	}

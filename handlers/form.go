@@ -9,7 +9,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/models"
-	"corral/views"
 )
 
 // CSRFToken is the token console forms must send back (in the _csrf field,
@@ -121,14 +120,4 @@ func OnlyFields(errs map[string]string, fields ...string) map[string]string {
 		out[k] = v
 	}
 	return out
-}
-
-// newPage is layout.Page for the pages still in this package.
-func newPage(c echo.Context, title, active string) views.Page {
-	fs := Flashes(c)
-	var out []views.Flash
-	for _, f := range fs {
-		out = append(out, views.Flash{Kind: f.Kind, Msg: f.Msg})
-	}
-	return views.Page{Title: title, Active: active, User: CurrentUser(c), CSRF: CSRFToken(c), Flashes: out}
 }

@@ -1,7 +1,8 @@
-// Package views holds the console's templ components: the layout, the form,
-// flash, pagination and confirmation building blocks, and the pages of the
-// sign-in, dashboard, token, user and audit screens. Views only render what
-// they are given; handlers decide what that is.
+// Package views holds the console's shared templ components: the layout,
+// the form, flash, pagination, confirmation and error building blocks, and
+// the query and draft pages. The pages of other areas live in subpackages
+// (account, console, world) beside the handler packages that fill them.
+// Views only render what they are given; handlers decide what that is.
 //
 // Elements that tests look for carry a data-testid attribute, so that tests
 // survive changes of wording and markup.

@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/account"
 	"corral/models"
 	"corral/models/store"
 	"corral/web"
@@ -242,7 +243,7 @@ func TestRevokedTokenRefused(t *testing.T) {
 	if r.StatusCode != http.StatusOK {
 		t.Fatalf("valid token: status %d\n%s", r.StatusCode, r.Body)
 	}
-	var who handlers.WhoAmIResponse
+	var who account.WhoAmIResponse
 	if err := json.Unmarshal([]byte(r.Body), &who); err != nil || who.Name != "mike" || who.ProjectID != "tA" || who.Via != "api" {
 		t.Fatalf("whoami = %+v (%v), want mike in tA via api", who, err)
 	}

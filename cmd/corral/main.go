@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"corral/handlers"
+	"corral/handlers/world"
 	"corral/models"
 	"corral/models/store"
 	"corral/web"
@@ -478,7 +479,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	w, lines, err := handlers.PrepareWorldImport(context.Background(), st, w, *replace, !*noBlazar)
+	w, lines, err := world.PrepareWorldImport(context.Background(), st, w, *replace, !*noBlazar)
 	if err != nil {
 		return err
 	}

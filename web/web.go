@@ -17,6 +17,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"corral/handlers"
+	"corral/models/store"
 	"corral/views"
 )
 
@@ -38,6 +39,13 @@ type Config struct {
 	// zero.
 	LoginRate  float64
 	LoginBurst int
+}
+
+// NewApp builds the application on st, logging to log (the default logger
+// when nil). Commands use it; New is for callers that need the Env itself,
+// such as tests that move its clock.
+func NewApp(st *store.Store, log *slog.Logger, cfg Config) (*echo.Echo, error) {
+	return New(&handlers.Env{Store: st, Log: log}, cfg)
 }
 
 // New builds the application around env. It fills in env's logger, clock

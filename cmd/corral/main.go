@@ -32,8 +32,6 @@ import (
 	"syscall"
 	"time"
 
-	"corral/handlers"
-	"corral/handlers/world"
 	"corral/models"
 	"corral/models/store"
 	"corral/web"
@@ -225,8 +223,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	env := &handlers.Env{Store: st, Log: log}
-	e, err := web.New(env, web.Config{SecureCookies: *secure})
+	e, err := web.NewApp(st, log, web.Config{SecureCookies: *secure})
 	if err != nil {
 		ln.Close()
 		return err
@@ -479,7 +476,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	w, lines, err := world.PrepareWorldImport(context.Background(), st, w, *replace, !*noBlazar)
+	w, lines, err := st.PrepareImport(context.Background(), w, *replace, !*noBlazar)
 	if err != nil {
 		return err
 	}

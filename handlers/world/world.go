@@ -14,11 +14,12 @@ import (
 	"corral/handlers"
 	"corral/handlers/layout"
 	"corral/models"
+	"corral/models/store"
 	wv "corral/views/world"
 )
 
 // The world page downloads the world and imports one in two steps: the
-// upload is checked and previewed (PlanWorldImport), and only a second
+// upload is checked and previewed (store.PlanImport), and only a second
 // submission applies it. Between the two the checked world waits on the
 // server under a random token, bound to the user who uploaded it.
 
@@ -36,7 +37,7 @@ const (
 type worldPending struct {
 	user    string
 	created time.Time
-	plan    *WorldPlan
+	plan    *store.ImportPlan
 	view    wv.WorldPreview
 }
 
@@ -117,12 +118,12 @@ func (h *worldPages) preview(c echo.Context) error {
 	ctx := c.Request().Context()
 	w, err := models.DecodeWorld(f)
 	if err == nil {
-		var plan *WorldPlan
-		plan, err = PlanWorldImport(ctx, h.env.Store, w, form.Replace, form.Blazar)
+		var plan *store.ImportPlan
+		plan, err = h.env.Store.PlanImport(ctx, w, form.Replace, form.Blazar)
 		if err == nil {
 			v := wv.WorldPreview{
 				FileName: fh.Filename, Replace: plan.Replace, Blazar: form.Blazar, Revision: plan.Revision,
-				Kinds: plan.Kinds, SettingsChanged: plan.Settings, BlazarLines: plan.BlazarLines,
+				Kinds: kindDiffs(plan.Kinds), SettingsChanged: plan.SettingsChanged, BlazarLines: plan.BlazarLines,
 			}
 			v.Token = h.keep(handlers.CurrentUser(c).Name, plan, v)
 			return h.render(c, http.StatusOK, wv.WorldProps{Form: form, Preview: &v})
@@ -170,7 +171,7 @@ func (h *worldPages) apply(c echo.Context) error {
 		added, changed, removed = added+len(k.Added), changed+len(k.Changed), removed+len(k.Removed)
 	}
 	msg := fmt.Sprintf("Imported %s: %d added, %d changed, %d removed", p.view.FileName, added, changed, removed)
-	if p.plan.Settings {
+	if p.plan.SettingsChanged {
 		msg += "; settings changed"
 	}
 	handlers.AddFlash(c, handlers.FlashSuccess, msg+".")
@@ -178,7 +179,7 @@ func (h *worldPages) apply(c echo.Context) error {
 }
 
 // keep stores a checked plan until it is applied and returns its token.
-func (h *worldPages) keep(user string, plan *WorldPlan, v wv.WorldPreview) string {
+func (h *worldPages) keep(user string, plan *store.ImportPlan, v wv.WorldPreview) string {
 	b := make([]byte, 18)
 	_, _ = rand.Read(b) // crypto/rand does not fail on supported platforms
 	tok := base64.RawURLEncoding.EncodeToString(b)
@@ -219,4 +220,12 @@ func (h *worldPages) expire(now time.Time) {
 			delete(h.pending, k)
 		}
 	}
+}
+
+func kindDiffs(ks []store.KindDiff) []wv.WorldKindDiff {
+	out := make([]wv.WorldKindDiff, len(ks))
+	for i, k := range ks {
+		out[i] = wv.WorldKindDiff{Kind: k.Kind, Label: k.Label, Added: k.Added, Changed: k.Changed, Removed: k.Removed}
+	}
+	return out
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
-	"corral/handlers/world"
 	"corral/models"
 	"corral/models/store"
 	"corral/web/webtest"
@@ -422,7 +421,7 @@ func TestWorldPreviewCounts(t *testing.T) {
 				t.Fatalf("apply: status %d: %s", a.status, a.text(t, "form-error"))
 			}
 			after := decodeWorld(t, exportJSON(t, app.Store))
-			kinds, _ := world.DiffWorlds(before, after)
+			kinds, _ := store.DiffWorlds(before, after)
 			for _, k := range kinds {
 				if n := [3]int{len(k.Added), len(k.Changed), len(k.Removed)}; n != want[k.Kind] {
 					t.Errorf("after apply, %s: added/changed/removed = %v, want %v as previewed", k.Kind, n, want[k.Kind])
@@ -552,62 +551,3 @@ func TestWorldAccess(t *testing.T) {
 }
 
 // TestDiffWorlds pins down what counts as added, changed and removed.
-func TestDiffWorlds(t *testing.T) {
-	base := func() *models.World {
-		return &models.World{
-			Providers: []models.Provider{
-				{UUID: "p1", Name: "cn1", Traits: []string{}},
-				{UUID: "p2", Name: "numa1", ParentUUID: new("p1"), Traits: []string{}},
-			},
-			Aggregates: []models.Aggregate{{ID: 1, UUID: "a1", Name: "aggA", Metadata: map[string]string{"k": "v"}, Members: []string{"p1"}}},
-			Flavors:    []models.Flavor{{ID: "f1", Name: "m1", VCPUs: 1, ExtraSpecs: map[string]string{}}},
-			Servers:    []models.Server{{UUID: "s1", Name: "web-1", ProjectID: "acme", Host: "cn1"}},
-			ServerGroups: []models.ServerGroup{{UUID: "g1", Name: "web", Policy: models.PolicyAntiAffinity,
-				Rules: map[string]int{}, Members: []string{"s1"}}},
-			Settings: models.DefaultSettings(),
-		}
-	}
-	cases := []struct {
-		name     string
-		edit     func(w *models.World)
-		want     map[string][3]int
-		settings bool
-	}{
-		{"bookkeeping only", func(w *models.World) {
-			w.Providers[0].Generation, w.Aggregates[0].ID, w.Aggregates[0].Generation = 7, 9, 3
-			w.Flavors[0].UpdatedAt = time.Now()
-		}, nil, false},
-		{"rename is a change", func(w *models.World) { w.Providers[0].Name = "cn1-new" }, map[string][3]int{"providers": {0, 1, 0}}, false},
-		{"new parent is a change", func(w *models.World) { w.Providers[1].ParentUUID = nil }, map[string][3]int{"providers": {0, 1, 0}}, false},
-		{"membership changes the aggregate only", func(w *models.World) { w.Aggregates[0].Members = []string{"p1", "p2"} }, map[string][3]int{"aggregates": {0, 1, 0}}, false},
-		{"same name, new uuid: one added, one removed", func(w *models.World) { w.Aggregates[0].UUID = "a2" }, map[string][3]int{"aggregates": {1, 0, 1}}, false},
-		{"extra spec", func(w *models.World) { w.Flavors[0].ExtraSpecs["hw:cpu_policy"] = "dedicated" }, map[string][3]int{"flavors": {0, 1, 0}}, false},
-		{"server moved, group emptied", func(w *models.World) {
-			w.Servers[0].Host = "cn2"
-			w.ServerGroups[0].Members = nil
-		}, map[string][3]int{"servers": {0, 1, 0}, "server_groups": {0, 1, 0}}, false},
-		{"added and removed", func(w *models.World) {
-			w.Servers = append(w.Servers, models.Server{UUID: "s2", Name: "web-2"})
-			w.ServerGroups = nil
-		}, map[string][3]int{"servers": {1, 0, 0}, "server_groups": {0, 0, 1}}, false},
-		{"settings", func(w *models.World) { w.Settings.LimitTenantsToPlacementAggregate = true }, nil, true},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			next := base()
-			tc.edit(next)
-			kinds, settings := world.DiffWorlds(base(), next)
-			if len(kinds) != 5 {
-				t.Fatalf("kinds: %d, want 5", len(kinds))
-			}
-			for _, k := range kinds {
-				if n := [3]int{len(k.Added), len(k.Changed), len(k.Removed)}; n != tc.want[k.Kind] {
-					t.Errorf("%s: added/changed/removed = %v, want %v", k.Kind, n, tc.want[k.Kind])
-				}
-			}
-			if settings != tc.settings {
-				t.Errorf("settings changed = %v, want %v", settings, tc.settings)
-			}
-		})
-	}
-}

@@ -2,9 +2,7 @@ package account_test
 
 import (
 	"context"
-	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"strconv"
 	"strings"
@@ -25,32 +23,17 @@ import (
 
 const uaPassword = "rita-first-password"
 
-type uaClient struct {
-	t    *testing.T
-	app  *webtest.App
-	http *http.Client
-}
-
-type uaResp struct {
-	status int
-	header http.Header
-	body   string
-	doc    *goquery.Document
-}
-
-func uaNewClient(t *testing.T, app *webtest.App) *uaClient {
-	jar, _ := cookiejar.New(nil)
-	return &uaClient{t: t, app: app, http: &http.Client{Jar: jar,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-}
+type (
+	uaClient = webtest.Client
+	uaResp   = webtest.Response
+)
 
 // uaTryLogin signs in through the form and returns the answer's status
 // (303 on success, 401 on a refused password).
 func uaTryLogin(t *testing.T, app *webtest.App, name, password string) (*uaClient, int) {
 	t.Helper()
-	c := uaNewClient(t, app)
-	r := c.submit("/login", "/login", url.Values{"name": {name}, "password": {password}})
-	return c, r.status
+	c := app.Client(t)
+	return c, c.Login(name, password).StatusCode
 }
 
 func uaLogin(t *testing.T, app *webtest.App, name, password string) *uaClient {
@@ -62,83 +45,19 @@ func uaLogin(t *testing.T, app *webtest.App, name, password string) *uaClient {
 	return c
 }
 
-func (c *uaClient) do(method, path string, body io.Reader, hdr ...string) *uaResp {
-	c.t.Helper()
-	req, err := http.NewRequest(method, c.app.URL+path, body)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		c.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		c.t.Fatalf("%s %s: read body: %v", method, path, err)
-	}
-	return &uaResp{status: resp.StatusCode, header: resp.Header, body: string(b)}
-}
-
-func (c *uaClient) get(path string) *uaResp { return c.do(http.MethodGet, path, nil) }
-
-// submit posts form to action with the CSRF token of the page at from.
-func (c *uaClient) submit(from, action string, form url.Values) *uaResp {
-	c.t.Helper()
-	page := c.get(from)
-	tok, ok := page.dom(c.t).Find(`input[name="_csrf"]`).First().Attr("value")
-	if !ok || tok == "" {
-		c.t.Fatalf("GET %s: no _csrf field (status %d)", from, page.status)
-	}
-	if form == nil {
-		form = url.Values{}
-	}
-	form.Set("_csrf", tok)
-	return c.do(http.MethodPost, action, strings.NewReader(form.Encode()))
-}
-
 // follow loads the page a 303 points to, which shows the flashes.
-func (c *uaClient) follow(r *uaResp) *uaResp {
-	c.t.Helper()
-	if r.status != http.StatusSeeOther {
-		c.t.Fatalf("status %d, want 303; body:\n%s", r.status, r.body)
+func follow(c *uaClient, r *uaResp) *uaResp {
+	c.T.Helper()
+	if r.StatusCode != http.StatusSeeOther {
+		c.T.Fatalf("status %d, want 303; body:\n%s", r.StatusCode, r.Body)
 	}
-	return c.get(r.header.Get("Location"))
+	return c.Get(r.Header.Get("Location"))
 }
 
 // signedIn reports whether the client's session still opens the dashboard.
-func (c *uaClient) signedIn() bool {
-	c.t.Helper()
-	return c.get("/").status == http.StatusOK
-}
-
-func (r *uaResp) dom(t *testing.T) *goquery.Document {
-	t.Helper()
-	if r.doc == nil {
-		d, err := goquery.NewDocumentFromReader(strings.NewReader(r.body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.doc = d
-	}
-	return r.doc
-}
-
-// text is the trimmed text of the elements with data-testid=id.
-func (r *uaResp) text(t *testing.T, id string) string {
-	t.Helper()
-	return strings.TrimSpace(r.dom(t).Find(`[data-testid="` + id + `"]`).Text())
-}
-
-func (r *uaResp) has(t *testing.T, id string) bool {
-	t.Helper()
-	return r.dom(t).Find(`[data-testid="`+id+`"]`).Length() > 0
+func signedIn(c *uaClient) bool {
+	c.T.Helper()
+	return c.Get("/").StatusCode == http.StatusOK
 }
 
 // uaApp is the application with rita (reader in project tB) besides the
@@ -167,15 +86,15 @@ func uaURL(u *models.User) string { return "/users/" + strconv.FormatInt(u.ID, 1
 // tokenStatus is what /api/whoami answers a request carrying token.
 func tokenStatus(t *testing.T, app *webtest.App, token string) int {
 	t.Helper()
-	return uaNewClient(t, app).do(http.MethodGet, "/api/whoami", nil, "X-Auth-Token", token).status
+	return app.Client(t).Get("/api/whoami", "X-Auth-Token", token).StatusCode
 }
 
 func TestUsersListLinksToUserPage(t *testing.T) {
 	app, rita := uaApp(t)
 	admin := uaLogin(t, app, app.AdminName, app.AdminPassword)
-	list := admin.get("/users")
+	list := admin.Get("/users")
 	var href string
-	list.dom(t).Find(`[data-testid="user-row"]`).Each(func(_ int, s *goquery.Selection) {
+	list.Doc(t).Find(`[data-testid="user-row"]`).Each(func(_ int, s *goquery.Selection) {
 		if strings.TrimSpace(s.Find(`[data-testid="user-name"]`).Text()) == "rita" {
 			href, _ = s.Find(`[data-testid="user-link"]`).Attr("href")
 		}
@@ -183,11 +102,11 @@ func TestUsersListLinksToUserPage(t *testing.T) {
 	if href != uaURL(rita) {
 		t.Fatalf("rita's link on /users = %q, want %q", href, uaURL(rita))
 	}
-	page := admin.get(href)
-	if page.status != http.StatusOK || page.text(t, "page-title") != "rita" {
-		t.Fatalf("GET %s: status %d, title %q", href, page.status, page.text(t, "page-title"))
+	page := admin.Get(href)
+	if page.StatusCode != http.StatusOK || page.Text(t, "page-title") != "rita" {
+		t.Fatalf("GET %s: status %d, title %q", href, page.StatusCode, page.Text(t, "page-title"))
 	}
-	if admin.get("/users/999999").status != http.StatusNotFound || admin.get("/users/nobody").status != http.StatusNotFound {
+	if admin.Get("/users/999999").StatusCode != http.StatusNotFound || admin.Get("/users/nobody").StatusCode != http.StatusNotFound {
 		t.Error("an unknown user's page is not a 404")
 	}
 }
@@ -211,22 +130,22 @@ func TestUserPageEditsRoleAndProject(t *testing.T) {
 			admin := uaLogin(t, app, app.AdminName, app.AdminPassword)
 			laptop := uaLogin(t, app, "rita", uaPassword)
 			phone := uaLogin(t, app, "rita", uaPassword)
-			if got := admin.get(uaURL(rita)).text(t, "user-session-count"); got != "2" {
+			if got := admin.Get(uaURL(rita)).Text(t, "user-session-count"); got != "2" {
 				t.Fatalf("session count %q before the change, want 2", got)
 			}
-			r := admin.submit(uaURL(rita), uaURL(rita), url.Values{"role": {string(tc.role)}, "project": {tc.proj}})
-			page := admin.follow(r)
-			if got := page.text(t, "flash-success"); got != tc.flash {
+			r := admin.Submit(uaURL(rita), uaURL(rita), url.Values{"role": {string(tc.role)}, "project": {tc.proj}})
+			page := follow(admin, r)
+			if got := page.Text(t, "flash-success"); got != tc.flash {
 				t.Errorf("flash %q, want %q", got, tc.flash)
 			}
 			after := uaUser(t, app, "rita")
 			if after.Role != tc.role || after.ProjectID != strings.TrimSpace(tc.proj) {
 				t.Errorf("stored role %q project %q, want %q %q", after.Role, after.ProjectID, tc.role, strings.TrimSpace(tc.proj))
 			}
-			if page.text(t, "user-role") != string(tc.role) {
-				t.Errorf("page shows role %q, want %q", page.text(t, "user-role"), tc.role)
+			if page.Text(t, "user-role") != string(tc.role) {
+				t.Errorf("page shows role %q, want %q", page.Text(t, "user-role"), tc.role)
 			}
-			if laptop.signedIn() == tc.wantSignOut || phone.signedIn() == tc.wantSignOut {
+			if signedIn(laptop) == tc.wantSignOut || signedIn(phone) == tc.wantSignOut {
 				t.Errorf("rita's sessions signed in = %v, want %v", !tc.wantSignOut, !tc.wantSignOut)
 			}
 			evs, _, err := app.Store.ListAudit(context.Background(), store.AuditQuery{ObjectType: "user", ObjectID: strconv.FormatInt(rita.ID, 10), Actor: app.AdminName})
@@ -264,29 +183,29 @@ func TestUserPageRefusesBadInputAndSavesNothing(t *testing.T) {
 	session := uaLogin(t, app, "rita", uaPassword)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := admin.submit(uaURL(rita), uaURL(rita), url.Values{"role": {tc.role}, "project": {tc.proj}})
-			if r.status != tc.status {
-				t.Fatalf("status %d, want %d", r.status, tc.status)
+			r := admin.Submit(uaURL(rita), uaURL(rita), url.Values{"role": {tc.role}, "project": {tc.proj}})
+			if r.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d", r.StatusCode, tc.status)
 			}
 			for _, f := range []string{"role", "project"} {
-				shown := r.text(t, "error-"+f) != ""
+				shown := r.Text(t, "error-"+f) != ""
 				want := false
 				for _, e := range tc.errs {
 					want = want || e == f
 				}
 				if shown != want {
-					t.Errorf("error next to %s shown = %v, want %v (%q)", f, shown, want, r.text(t, "error-"+f))
+					t.Errorf("error next to %s shown = %v, want %v (%q)", f, shown, want, r.Text(t, "error-"+f))
 				}
 			}
 			// The refused values stay in the form for correcting.
-			if v, _ := r.dom(t).Find(`[data-testid="user-edit-form"] input[name="project"]`).Attr("value"); v != tc.proj {
+			if v, _ := r.Doc(t).Find(`[data-testid="user-edit-form"] input[name="project"]`).Attr("value"); v != tc.proj {
 				t.Errorf("project field re-shown as %q, want %q", v, tc.proj)
 			}
 			after := uaUser(t, app, "rita")
 			if after.Role != models.RoleReader || after.ProjectID != "tB" || !after.UpdatedAt.Equal(rita.UpdatedAt) {
 				t.Errorf("rita changed after a refused edit: %+v", after)
 			}
-			if !session.signedIn() {
+			if !signedIn(session) {
 				t.Error("a refused edit signed rita out")
 			}
 		})
@@ -308,24 +227,24 @@ func TestUserPageSetsPassword(t *testing.T) {
 	}
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {
-			r := admin.submit(uaURL(rita), uaURL(rita)+"/password", url.Values{"password": {tc.pw}, "confirm": {tc.confirm}})
-			if r.status != http.StatusBadRequest || r.text(t, "error-"+tc.field) == "" {
-				t.Fatalf("status %d, error next to %s %q; want 400 with an error", r.status, tc.field, r.text(t, "error-"+tc.field))
+			r := admin.Submit(uaURL(rita), uaURL(rita)+"/password", url.Values{"password": {tc.pw}, "confirm": {tc.confirm}})
+			if r.StatusCode != http.StatusBadRequest || r.Text(t, "error-"+tc.field) == "" {
+				t.Fatalf("status %d, error next to %s %q; want 400 with an error", r.StatusCode, tc.field, r.Text(t, "error-"+tc.field))
 			}
 			if _, status := uaTryLogin(t, app, "rita", uaPassword); status != http.StatusSeeOther {
 				t.Errorf("the old password stopped working after a refused change (status %d)", status)
 			}
 		})
 	}
-	if got := admin.get(uaURL(rita)).text(t, "user-session-count"); got == "" || got == "0" {
+	if got := admin.Get(uaURL(rita)).Text(t, "user-session-count"); got == "" || got == "0" {
 		t.Fatalf("rita's session count %q, want some", got)
 	}
-	r := admin.submit(uaURL(rita), uaURL(rita)+"/password", url.Values{"password": {fresh}, "confirm": {fresh}})
-	flash := admin.follow(r).text(t, "flash-success")
+	r := admin.Submit(uaURL(rita), uaURL(rita)+"/password", url.Values{"password": {fresh}, "confirm": {fresh}})
+	flash := follow(admin, r).Text(t, "flash-success")
 	if !strings.HasPrefix(flash, "New password set for rita; rita's ") || !strings.HasSuffix(flash, " sessions were ended.") {
 		t.Errorf("flash %q", flash)
 	}
-	if old.signedIn() {
+	if signedIn(old) {
 		t.Error("a session from before the new password still works")
 	}
 	if _, status := uaTryLogin(t, app, "rita", uaPassword); status == http.StatusSeeOther {
@@ -348,32 +267,32 @@ func TestUserPageDeletesUserAndTokens(t *testing.T) {
 	}
 	session := uaLogin(t, app, "rita", uaPassword)
 	admin := uaLogin(t, app, app.AdminName, app.AdminPassword)
-	page := admin.get(uaURL(rita))
-	if page.text(t, "user-token-name") != "ci" {
-		t.Errorf("the user page lists tokens %q, want ci", page.text(t, "user-token-name"))
+	page := admin.Get(uaURL(rita))
+	if page.Text(t, "user-token-name") != "ci" {
+		t.Errorf("the user page lists tokens %q, want ci", page.Text(t, "user-token-name"))
 	}
-	btn := page.dom(t).Find(`[data-testid="user-delete-button"]`)
+	btn := page.Doc(t).Find(`[data-testid="user-delete-button"]`)
 	href, _ := btn.Attr("href")
 	confirm, _ := btn.Attr("hx-confirm")
 	if href != uaURL(rita)+"/delete" || !strings.Contains(confirm, "rita") {
 		t.Fatalf("delete button href %q, hx-confirm %q", href, confirm)
 	}
-	ask := admin.get(href)
-	if ask.status != http.StatusOK || !strings.Contains(ask.text(t, "confirm-message"), "1 active API token") {
-		t.Fatalf("confirmation page: status %d, message %q", ask.status, ask.text(t, "confirm-message"))
+	ask := admin.Get(href)
+	if ask.StatusCode != http.StatusOK || !strings.Contains(ask.Text(t, "confirm-message"), "1 active API token") {
+		t.Fatalf("confirmation page: status %d, message %q", ask.StatusCode, ask.Text(t, "confirm-message"))
 	}
 	if _, err := app.Store.UserByID(ctx, rita.ID); err != nil {
 		t.Fatal("the confirmation page deleted the user")
 	}
-	r := admin.submit(href, href, nil)
-	if loc := r.header.Get("Location"); r.status != http.StatusSeeOther || loc != "/users" {
-		t.Fatalf("delete: status %d to %q", r.status, loc)
+	r := admin.Submit(href, href, nil)
+	if loc := r.Header.Get("Location"); r.StatusCode != http.StatusSeeOther || loc != "/users" {
+		t.Fatalf("delete: status %d to %q", r.StatusCode, loc)
 	}
-	list := admin.get("/users")
-	if got, want := list.text(t, "flash-success"), "User rita deleted with 1 API token; rita's 1 session was ended."; got != want {
+	list := admin.Get("/users")
+	if got, want := list.Text(t, "flash-success"), "User rita deleted with 1 API token; rita's 1 session was ended."; got != want {
 		t.Errorf("flash %q, want %q", got, want)
 	}
-	list.dom(t).Find(`[data-testid="user-name"]`).Each(func(_ int, s *goquery.Selection) {
+	list.Doc(t).Find(`[data-testid="user-name"]`).Each(func(_ int, s *goquery.Selection) {
 		if strings.TrimSpace(s.Text()) == "rita" {
 			t.Error("rita is still listed")
 		}
@@ -381,10 +300,10 @@ func TestUserPageDeletesUserAndTokens(t *testing.T) {
 	if s := tokenStatus(t, app, plain); s != http.StatusUnauthorized {
 		t.Errorf("rita's token after deletion: status %d, want 401", s)
 	}
-	if session.signedIn() {
+	if signedIn(session) {
 		t.Error("rita's session survived the deletion")
 	}
-	if admin.get(uaURL(rita)).status != http.StatusNotFound {
+	if admin.Get(uaURL(rita)).StatusCode != http.StatusNotFound {
 		t.Error("the deleted user's page is not a 404")
 	}
 }
@@ -401,17 +320,17 @@ func TestUserPageRevokesTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	admin := uaLogin(t, app, app.AdminName, app.AdminPassword)
-	page := admin.get(uaURL(rita))
-	href, _ := page.dom(t).Find(`[data-testid="user-token-revoke"]`).Attr("href")
+	page := admin.Get(uaURL(rita))
+	href, _ := page.Doc(t).Find(`[data-testid="user-token-revoke"]`).Attr("href")
 	if want := uaURL(rita) + "/tokens/" + strconv.FormatInt(tok.ID, 10) + "/revoke"; href != want {
 		t.Fatalf("revoke link %q, want %q", href, want)
 	}
 	// The admin's own token is not rita's: her page cannot reach it.
 	other := uaURL(rita) + "/tokens/" + strconv.FormatInt(tok.ID+1, 10) + "/revoke"
-	if r := admin.submit(href, other, nil); r.status != http.StatusNotFound {
-		t.Errorf("revoking another user's token through rita's page: status %d, want 404", r.status)
+	if r := admin.Submit(href, other, nil); r.StatusCode != http.StatusNotFound {
+		t.Errorf("revoking another user's token through rita's page: status %d, want 404", r.StatusCode)
 	}
-	flash := admin.follow(admin.submit(href, href, nil)).text(t, "flash-success")
+	flash := follow(admin, admin.Submit(href, href, nil)).Text(t, "flash-success")
 	if flash != "Token “ci” of rita revoked." {
 		t.Errorf("flash %q", flash)
 	}
@@ -430,8 +349,8 @@ func TestUserPageProtectsAdmins(t *testing.T) {
 	me := uaUser(t, app, app.AdminName)
 	admin := uaLogin(t, app, app.AdminName, app.AdminPassword)
 	self := uaURL(me)
-	page := admin.get(self)
-	if page.has(t, "user-delete-button") || page.has(t, "user-password-form") || !page.has(t, "user-delete-self") {
+	page := admin.Get(self)
+	if page.Has(t, "user-delete-button") || page.Has(t, "user-password-form") || !page.Has(t, "user-delete-self") {
 		t.Error("the own page offers deletion or a password reset")
 	}
 	cases := []struct {
@@ -451,27 +370,27 @@ func TestUserPageProtectsAdmins(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var r *uaResp
 			if tc.action == "" {
-				r = admin.get(self + "/delete")
+				r = admin.Get(self + "/delete")
 			} else {
-				r = admin.submit(self, tc.action, tc.form)
+				r = admin.Submit(self, tc.action, tc.form)
 			}
-			if r.status != tc.status || !strings.Contains(r.text(t, tc.testid), tc.says) {
-				t.Fatalf("status %d, %s %q; want %d saying %q", r.status, tc.testid, r.text(t, tc.testid), tc.status, tc.says)
+			if r.StatusCode != tc.status || !strings.Contains(r.Text(t, tc.testid), tc.says) {
+				t.Fatalf("status %d, %s %q; want %d saying %q", r.StatusCode, tc.testid, r.Text(t, tc.testid), tc.status, tc.says)
 			}
 			if u := uaUser(t, app, app.AdminName); u.Role != models.RoleAdmin {
 				t.Fatalf("the admin became %s", u.Role)
 			}
-			if !admin.signedIn() {
+			if !signedIn(admin) {
 				t.Fatal("the refusal signed the admin out")
 			}
 		})
 	}
 	// The own project may change; the admin stays signed in here.
-	r := admin.submit(self, self, url.Values{"role": {string(models.RoleAdmin)}, "project": {"ops"}})
-	if got := admin.follow(r).text(t, "flash-success"); got != "Project of admin changed from none to ops; your other sessions were ended." {
+	r := admin.Submit(self, self, url.Values{"role": {string(models.RoleAdmin)}, "project": {"ops"}})
+	if got := follow(admin, r).Text(t, "flash-success"); got != "Project of admin changed from none to ops; your other sessions were ended." {
 		t.Errorf("own project change: flash %q", got)
 	}
-	if !admin.signedIn() {
+	if !signedIn(admin) {
 		t.Error("changing the own project signed this browser out")
 	}
 }
@@ -500,7 +419,7 @@ func TestAdminsDemotingEachOtherThroughConsole(t *testing.T) {
 			c      *uaClient
 			target *models.User
 		}{{ca, bea}, {cb, ann}} {
-			tok, _ := p.c.get(uaURL(p.target)).dom(t).Find(`input[name="_csrf"]`).First().Attr("value")
+			tok, _ := p.c.Get(uaURL(p.target)).Doc(t).Find(`input[name="_csrf"]`).First().Attr("value")
 			ps = append(ps, prepared{p.c, uaURL(p.target), url.Values{"_csrf": {tok}, "role": {string(models.RoleMember)}, "project": {""}}})
 		}
 		var wg sync.WaitGroup
@@ -511,25 +430,25 @@ func TestAdminsDemotingEachOtherThroughConsole(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				res[i] = p.c.do(http.MethodPost, p.action, strings.NewReader(p.form.Encode()))
+				res[i] = p.c.Post(p.action, p.form)
 			}()
 		}
 		close(start)
 		wg.Wait()
 		won := 0
 		for i, r := range res {
-			t.Logf("round %d, request %d: %d %s", round, i, r.status, r.header.Get("Location"))
+			t.Logf("round %d, request %d: %d %s", round, i, r.StatusCode, r.Header.Get("Location"))
 			switch {
-			case r.status == http.StatusSeeOther && strings.HasPrefix(r.header.Get("Location"), "/users/"):
+			case r.StatusCode == http.StatusSeeOther && strings.HasPrefix(r.Header.Get("Location"), "/users/"):
 				won++
-			case r.status == http.StatusConflict:
-				if !strings.Contains(r.text(t, "error-role"), "last admin") {
-					t.Errorf("round %d, request %d: 409 saying %q, want the last-admin rule", round, i, r.text(t, "error-role"))
+			case r.StatusCode == http.StatusConflict:
+				if !strings.Contains(r.Text(t, "error-role"), "last admin") {
+					t.Errorf("round %d, request %d: 409 saying %q, want the last-admin rule", round, i, r.Text(t, "error-role"))
 				}
-			case r.status == http.StatusSeeOther && strings.HasPrefix(r.header.Get("Location"), "/login"):
+			case r.StatusCode == http.StatusSeeOther && strings.HasPrefix(r.Header.Get("Location"), "/login"):
 				// Signed out by the winner's change before it got in.
 			default:
-				t.Errorf("round %d, request %d: status %d to %q", round, i, r.status, r.header.Get("Location"))
+				t.Errorf("round %d, request %d: status %d to %q", round, i, r.StatusCode, r.Header.Get("Location"))
 			}
 		}
 		users, err := app.Store.ListUsers(ctx)
@@ -577,12 +496,12 @@ func TestUserPagesNeedAdmin(t *testing.T) {
 			t.Run(who+" "+rq.method+" "+rq.path, func(t *testing.T) {
 				var r *uaResp
 				if rq.method == http.MethodGet {
-					r = c.get(rq.path)
+					r = c.Get(rq.path)
 				} else {
-					r = c.submit("/tokens", rq.path, url.Values{"role": {string(models.RoleAdmin)}, "project": {""}, "password": {"taken-over-1"}, "confirm": {"taken-over-1"}})
+					r = c.Submit("/tokens", rq.path, url.Values{"role": {string(models.RoleAdmin)}, "project": {""}, "password": {"taken-over-1"}, "confirm": {"taken-over-1"}})
 				}
-				if r.status != http.StatusForbidden {
-					t.Errorf("status %d, want 403", r.status)
+				if r.StatusCode != http.StatusForbidden {
+					t.Errorf("status %d, want 403", r.StatusCode)
 				}
 			})
 		}

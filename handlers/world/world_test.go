@@ -7,7 +7,6 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"strconv"
 	"strings"
@@ -28,83 +27,42 @@ import (
 
 const worldTestPassword = "world-test-password"
 
-type worldClient struct {
-	t    *testing.T
-	app  *webtest.App
-	http *http.Client
-}
+// worldClient is a webtest client with the world page's forms.
+type worldClient struct{ *webtest.Client }
 
-type worldResp struct {
-	status int
-	header http.Header
-	body   []byte
-	doc    *goquery.Document
-}
+type worldResp = webtest.Response
 
 func worldLogin(t *testing.T, app *webtest.App, name, password string) *worldClient {
 	t.Helper()
-	jar, _ := cookiejar.New(nil)
-	c := &worldClient{t: t, app: app, http: &http.Client{Jar: jar,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-	tok := c.csrf("/login")
-	r := c.do(http.MethodPost, "/login", "application/x-www-form-urlencoded",
-		strings.NewReader(url.Values{"name": {name}, "password": {password}, "_csrf": {tok}}.Encode()))
-	if r.status != http.StatusSeeOther {
-		t.Fatalf("sign in as %s: status %d", name, r.status)
+	c := &worldClient{app.Client(t)}
+	if r := c.Login(name, password); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign in as %s: status %d", name, r.StatusCode)
 	}
 	return c
 }
 
+// do sends body as ctype ("" for none).
 func (c *worldClient) do(method, path, ctype string, body io.Reader, hdr ...string) *worldResp {
-	c.t.Helper()
-	req, err := http.NewRequest(method, c.app.URL+path, body)
-	if err != nil {
-		c.t.Fatal(err)
-	}
+	c.T.Helper()
 	if ctype != "" {
-		req.Header.Set("Content-Type", ctype)
+		hdr = append([]string{"Content-Type", ctype}, hdr...)
 	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		c.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		c.t.Fatalf("%s %s: read body: %v", method, path, err)
-	}
-	return &worldResp{status: resp.StatusCode, header: resp.Header, body: b}
-}
-
-func (c *worldClient) get(path string) *worldResp { return c.do(http.MethodGet, path, "", nil) }
-
-// csrf reads the CSRF token from the form on the page at path.
-func (c *worldClient) csrf(path string) string {
-	c.t.Helper()
-	r := c.get(path)
-	tok, ok := r.dom(c.t).Find(`input[name="_csrf"]`).First().Attr("value")
-	if !ok || tok == "" {
-		c.t.Fatalf("GET %s: no _csrf field (status %d)", path, r.status)
-	}
-	return tok
+	return c.Request(method, path, body, hdr...)
 }
 
 // upload submits the world page's import form with file as the world.
 func (c *worldClient) upload(file []byte, mode string, blazar bool) *worldResp {
-	c.t.Helper()
+	c.T.Helper()
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
-	_ = mw.WriteField("_csrf", c.csrf("/world"))
+	_ = mw.WriteField("_csrf", c.CSRF("/world"))
 	_ = mw.WriteField("mode", mode)
 	if blazar {
 		_ = mw.WriteField("blazar", "true")
 	}
 	fw, err := mw.CreateFormFile("file", "cloud.json")
 	if err != nil {
-		c.t.Fatal(err)
+		c.T.Fatal(err)
 	}
 	fw.Write(file)
 	mw.Close()
@@ -113,47 +71,30 @@ func (c *worldClient) upload(file []byte, mode string, blazar bool) *worldResp {
 
 // apply submits the confirm form of a preview page.
 func (c *worldClient) apply(preview *worldResp) *worldResp {
-	c.t.Helper()
-	id, ok := preview.dom(c.t).Find(`[data-testid="world-apply-form"] input[name="preview"]`).Attr("value")
+	c.T.Helper()
+	id, ok := preview.Doc(c.T).Find(`[data-testid="world-apply-form"] input[name="preview"]`).Attr("value")
 	if !ok {
-		c.t.Fatalf("the preview page has no apply form (status %d): %s", preview.status, preview.text(c.t, "world-form"))
+		c.T.Fatalf("the preview page has no apply form (status %d): %s", preview.StatusCode, preview.Words(c.T, "world-form"))
 	}
-	tok := c.csrf("/world")
+	tok := c.CSRF("/world")
 	return c.do(http.MethodPost, "/world/apply", "application/x-www-form-urlencoded",
 		strings.NewReader(url.Values{"_csrf": {tok}, "preview": {id}}.Encode()))
 }
 
 func (c *worldClient) download() []byte {
-	c.t.Helper()
-	r := c.get("/world/export")
-	if r.status != http.StatusOK {
-		c.t.Fatalf("GET /world/export: status %d", r.status)
+	c.T.Helper()
+	r := c.Get("/world/export")
+	if r.StatusCode != http.StatusOK {
+		c.T.Fatalf("GET /world/export: status %d", r.StatusCode)
 	}
-	return r.body
-}
-
-func (r *worldResp) dom(t *testing.T) *goquery.Document {
-	t.Helper()
-	if r.doc == nil {
-		d, err := goquery.NewDocumentFromReader(bytes.NewReader(r.body))
-		if err != nil {
-			t.Fatalf("parse HTML: %v", err)
-		}
-		r.doc = d
-	}
-	return r.doc
-}
-
-func (r *worldResp) text(t *testing.T, id string) string {
-	t.Helper()
-	return strings.Join(strings.Fields(r.dom(t).Find(`[data-testid="`+id+`"]`).Text()), " ")
+	return []byte(r.Body)
 }
 
 // diffCounts reads the preview table: kind → [added, changed, removed].
-func (r *worldResp) diffCounts(t *testing.T) map[string][3]int {
+func diffCounts(t *testing.T, r *worldResp) map[string][3]int {
 	t.Helper()
 	out := map[string][3]int{}
-	r.dom(t).Find(`[data-testid="world-diff-row"]`).Each(func(_ int, row *goquery.Selection) {
+	r.Doc(t).Find(`[data-testid="world-diff-row"]`).Each(func(_ int, row *goquery.Selection) {
 		kind, _ := row.Attr("data-kind")
 		if kind == "settings" {
 			return
@@ -169,7 +110,7 @@ func (r *worldResp) diffCounts(t *testing.T) map[string][3]int {
 		out[kind] = n
 	})
 	if len(out) != 5 {
-		t.Fatalf("preview rows: %v, want the five kinds (status %d, errors %q)", out, r.status, r.text(t, "world-form"))
+		t.Fatalf("preview rows: %v, want the five kinds (status %d, errors %q)", out, r.StatusCode, r.Words(t, "world-form"))
 	}
 	return out
 }
@@ -209,18 +150,18 @@ func TestWorldDownloadRoundTrips(t *testing.T) {
 	app := webtest.Start(t)
 	c := worldLogin(t, app, app.AdminName, app.AdminPassword)
 
-	r := c.get("/world/export")
-	if r.status != http.StatusOK {
-		t.Fatalf("GET /world/export: status %d", r.status)
+	r := c.Get("/world/export")
+	if r.StatusCode != http.StatusOK {
+		t.Fatalf("GET /world/export: status %d", r.StatusCode)
 	}
 	want := `attachment; filename="corral-world-` + time.Now().UTC().Format("2006-01-02") + `.json"`
-	if got := r.header.Get("Content-Disposition"); got != want {
+	if got := r.Header.Get("Content-Disposition"); got != want {
 		t.Errorf("Content-Disposition = %q, want %q", got, want)
 	}
-	if !bytes.Equal(r.body, exportJSON(t, app.Store)) {
+	if !bytes.Equal([]byte(r.Body), exportJSON(t, app.Store)) {
 		t.Error("the download differs from what corral export writes")
 	}
-	if w := decodeWorld(t, r.body); len(w.Providers) == 0 || len(w.Aggregates) == 0 || len(w.ServerGroups) == 0 {
+	if w := decodeWorld(t, []byte(r.Body)); len(w.Providers) == 0 || len(w.Aggregates) == 0 || len(w.ServerGroups) == 0 {
 		t.Fatalf("the download is missing the demo cloud: %d providers, %d aggregates, %d groups",
 			len(w.Providers), len(w.Aggregates), len(w.ServerGroups))
 	}
@@ -229,25 +170,25 @@ func TestWorldDownloadRoundTrips(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			before := c.download()
 			p := c.upload(before, mode, true)
-			if p.status != http.StatusOK {
-				t.Fatalf("preview: status %d: %s", p.status, p.text(t, "world-form"))
+			if p.StatusCode != http.StatusOK {
+				t.Fatalf("preview: status %d: %s", p.StatusCode, p.Words(t, "world-form"))
 			}
-			for kind, n := range p.diffCounts(t) {
+			for kind, n := range diffCounts(t, p) {
 				if n != [3]int{} {
 					t.Errorf("%s: added/changed/removed = %v, want nothing", kind, n)
 				}
 			}
-			if got := p.text(t, "diff-settings"); got != "unchanged" {
+			if got := p.Words(t, "diff-settings"); got != "unchanged" {
 				t.Errorf("settings: %q, want unchanged", got)
 			}
-			if p.text(t, "world-no-change") == "" || p.text(t, "world-blazar") != "" {
-				t.Errorf("want the no-change note and no Blazar lines; got %q / %q", p.text(t, "world-no-change"), p.text(t, "world-blazar"))
+			if p.Words(t, "world-no-change") == "" || p.Words(t, "world-blazar") != "" {
+				t.Errorf("want the no-change note and no Blazar lines; got %q / %q", p.Words(t, "world-no-change"), p.Words(t, "world-blazar"))
 			}
 			a := c.apply(p)
-			if a.status != http.StatusSeeOther || a.header.Get("Location") != "/world" {
-				t.Fatalf("apply: status %d, location %q", a.status, a.header.Get("Location"))
+			if a.StatusCode != http.StatusSeeOther || a.Header.Get("Location") != "/world" {
+				t.Fatalf("apply: status %d, location %q", a.StatusCode, a.Header.Get("Location"))
 			}
-			if got := c.get("/world").text(t, "flash-success"); !strings.Contains(got, "0 added, 0 changed, 0 removed") {
+			if got := c.Get("/world").Words(t, "flash-success"); !strings.Contains(got, "0 added, 0 changed, 0 removed") {
 				t.Errorf("flash after apply: %q", got)
 			}
 			if after := c.download(); !bytes.Equal(before, after) {
@@ -321,14 +262,14 @@ func TestWorldBadFileChangesNothing(t *testing.T) {
 			before := exportJSON(t, app.Store)
 			for mode, w := range tc.modes {
 				r := c.upload(tc.file, mode, true)
-				if r.status != w.status {
-					t.Errorf("%s: status %d, want %d; error %q", mode, r.status, w.status, r.text(t, "error-file"))
+				if r.StatusCode != w.status {
+					t.Errorf("%s: status %d, want %d; error %q", mode, r.StatusCode, w.status, r.Words(t, "error-file"))
 				}
-				msg := r.text(t, "error-file")
+				msg := r.Words(t, "error-file")
 				if msg == "" || !strings.Contains(msg, w.field) || !strings.Contains(msg, "cloud.json") {
 					t.Errorf("%s: error %q, want one naming cloud.json and %q", mode, msg, w.field)
 				}
-				if r.dom(t).Find(`[data-testid="world-apply-form"]`).Length() != 0 {
+				if r.Doc(t).Find(`[data-testid="world-apply-form"]`).Length() != 0 {
 					t.Errorf("%s: a bad file offers to apply", mode)
 				}
 			}
@@ -399,17 +340,17 @@ func TestWorldPreviewCounts(t *testing.T) {
 			file := encodeWorld(t, w)
 
 			p := c.upload(file, tc.mode, tc.blazar)
-			if p.status != http.StatusOK {
-				t.Fatalf("preview: status %d: %s", p.status, p.text(t, "error-file"))
+			if p.StatusCode != http.StatusOK {
+				t.Fatalf("preview: status %d: %s", p.StatusCode, p.Words(t, "error-file"))
 			}
-			got := p.diffCounts(t)
+			got := diffCounts(t, p)
 			for _, k := range []string{"providers", "aggregates", "flavors", "servers", "server_groups"} {
 				if got[k] != want[k] {
 					t.Errorf("%s: added/changed/removed = %v, want %v", k, got[k], want[k])
 				}
 			}
 			var lines []string
-			p.dom(t).Find(`[data-testid="blazar-line"]`).Each(func(_ int, s *goquery.Selection) {
+			p.Doc(t).Find(`[data-testid="blazar-line"]`).Each(func(_ int, s *goquery.Selection) {
 				lines = append(lines, strings.TrimSpace(s.Text()))
 			})
 			if strings.Join(lines, "\n") != strings.Join(tc.lines, "\n") {
@@ -417,8 +358,8 @@ func TestWorldPreviewCounts(t *testing.T) {
 			}
 
 			before := decodeWorld(t, exportJSON(t, app.Store))
-			if a := c.apply(p); a.status != http.StatusSeeOther {
-				t.Fatalf("apply: status %d: %s", a.status, a.text(t, "form-error"))
+			if a := c.apply(p); a.StatusCode != http.StatusSeeOther {
+				t.Fatalf("apply: status %d: %s", a.StatusCode, a.Words(t, "form-error"))
 			}
 			after := decodeWorld(t, exportJSON(t, app.Store))
 			kinds, _ := store.DiffWorlds(before, after)
@@ -446,8 +387,8 @@ func TestWorldStalePreviewIsRefused(t *testing.T) {
 	w := decodeWorld(t, c.download())
 	w.Aggregates[0].Metadata["colour"] = "blue"
 	p := c.upload(encodeWorld(t, w), "merge", true)
-	if p.status != http.StatusOK {
-		t.Fatalf("preview: status %d: %s", p.status, p.text(t, "error-file"))
+	if p.StatusCode != http.StatusOK {
+		t.Fatalf("preview: status %d: %s", p.StatusCode, p.Words(t, "error-file"))
 	}
 
 	// Someone else edits the world between the preview and the apply.
@@ -460,22 +401,22 @@ func TestWorldStalePreviewIsRefused(t *testing.T) {
 	before := exportJSON(t, app.Store)
 
 	r := c.apply(p)
-	if r.status != http.StatusConflict {
-		t.Fatalf("apply of a stale preview: status %d, want 409", r.status)
+	if r.StatusCode != http.StatusConflict {
+		t.Fatalf("apply of a stale preview: status %d, want 409", r.StatusCode)
 	}
-	if msg := r.text(t, "form-error"); !strings.Contains(msg, "changed by someone else — reload") {
+	if msg := r.Words(t, "form-error"); !strings.Contains(msg, "changed by someone else — reload") {
 		t.Errorf("error %q, want it to say the world was changed by someone else", msg)
 	}
 	if !bytes.Equal(before, exportJSON(t, app.Store)) {
 		t.Error("a stale preview changed the world")
 	}
 	// The stale preview is gone: applying it again cannot succeed either.
-	if r := c.apply(p); r.status != http.StatusConflict || !strings.Contains(r.text(t, "form-error"), "upload the file again") {
-		t.Errorf("second apply: status %d, error %q", r.status, r.text(t, "form-error"))
+	if r := c.apply(p); r.StatusCode != http.StatusConflict || !strings.Contains(r.Words(t, "form-error"), "upload the file again") {
+		t.Errorf("second apply: status %d, error %q", r.StatusCode, r.Words(t, "form-error"))
 	}
 	// A fresh preview of the same file applies.
-	if r := c.apply(c.upload(encodeWorld(t, w), "merge", true)); r.status != http.StatusSeeOther {
-		t.Fatalf("apply of a fresh preview: status %d: %s", r.status, r.text(t, "form-error"))
+	if r := c.apply(c.upload(encodeWorld(t, w), "merge", true)); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("apply of a fresh preview: status %d: %s", r.StatusCode, r.Words(t, "form-error"))
 	}
 	if agg, err := app.Store.GetAggregate(ctx, w.Aggregates[0].UUID); err != nil || agg.Metadata["colour"] != "blue" {
 		t.Errorf("after apply: %v, %v; want colour=blue", agg, err)
@@ -505,36 +446,36 @@ func TestWorldAccess(t *testing.T) {
 	for _, name := range []string{"rita", "mike"} {
 		c := worldLogin(t, app, name, worldTestPassword)
 		for _, path := range []string{"/world", "/world/export"} {
-			if r := c.get(path); r.status != http.StatusForbidden {
-				t.Errorf("%s GET %s: status %d, want 403", name, path, r.status)
+			if r := c.Get(path); r.StatusCode != http.StatusForbidden {
+				t.Errorf("%s GET %s: status %d, want 403", name, path, r.StatusCode)
 			}
 		}
 		// The form's token from a page the user may see.
-		tok := c.csrf("/tokens")
+		tok := c.CSRF("/tokens")
 		r := c.do(http.MethodPost, "/world/preview", "application/x-www-form-urlencoded",
 			strings.NewReader(url.Values{"_csrf": {tok}}.Encode()))
-		if r.status != http.StatusForbidden {
-			t.Errorf("%s POST /world/preview: status %d, want 403", name, r.status)
+		if r.StatusCode != http.StatusForbidden {
+			t.Errorf("%s POST /world/preview: status %d, want 403", name, r.StatusCode)
 		}
 		r = c.do(http.MethodGet, "/api/world", "", nil, "X-Auth-Token", token(name))
-		if r.status != http.StatusForbidden {
-			t.Errorf("%s GET /api/world: status %d, want 403", name, r.status)
+		if r.StatusCode != http.StatusForbidden {
+			t.Errorf("%s GET /api/world: status %d, want 403", name, r.StatusCode)
 		}
 	}
 
-	anon := &worldClient{t: t, app: app, http: http.DefaultClient}
-	if r := anon.get("/api/world"); r.status != http.StatusUnauthorized {
-		t.Errorf("GET /api/world without a token: status %d, want 401", r.status)
+	anon := &worldClient{app.Client(t)}
+	if r := anon.Get("/api/world"); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET /api/world without a token: status %d, want 401", r.StatusCode)
 	}
 	r := anon.do(http.MethodGet, "/api/world", "", nil, "X-Auth-Token", token("ada"))
-	if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
-		t.Fatalf("admin GET /api/world: status %d, type %q", r.status, r.header.Get("Content-Type"))
+	if r.StatusCode != http.StatusOK || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		t.Fatalf("admin GET /api/world: status %d, type %q", r.StatusCode, r.Header.Get("Content-Type"))
 	}
-	if !bytes.Equal(r.body, exportJSON(t, app.Store)) {
+	if !bytes.Equal([]byte(r.Body), exportJSON(t, app.Store)) {
 		t.Error("GET /api/world differs from the export")
 	}
 	var doc map[string]any
-	if err := json.Unmarshal(r.body, &doc); err != nil || doc["format"] != models.WorldFormat {
+	if err := json.Unmarshal([]byte(r.Body), &doc); err != nil || doc["format"] != models.WorldFormat {
 		t.Errorf("GET /api/world: format %v, err %v", doc["format"], err)
 	}
 
@@ -542,11 +483,11 @@ func TestWorldAccess(t *testing.T) {
 	admin := worldLogin(t, app, app.AdminName, app.AdminPassword)
 	p := admin.upload(admin.download(), "merge", true)
 	ada := worldLogin(t, app, "ada", worldTestPassword)
-	if r := ada.apply(p); r.status != http.StatusConflict {
-		t.Errorf("applying another admin's preview: status %d, want 409", r.status)
+	if r := ada.apply(p); r.StatusCode != http.StatusConflict {
+		t.Errorf("applying another admin's preview: status %d, want 409", r.StatusCode)
 	}
-	if r := admin.apply(p); r.status != http.StatusSeeOther {
-		t.Errorf("the uploader's apply: status %d, want 303", r.status)
+	if r := admin.apply(p); r.StatusCode != http.StatusSeeOther {
+		t.Errorf("the uploader's apply: status %d, want 303", r.StatusCode)
 	}
 }
 

@@ -38,7 +38,7 @@ func errorHandler(env *handlers.Env) echo.HTTPErrorHandler {
 		status := handlers.StatusOf(err)
 		reqID := c.Response().Header().Get(echo.HeaderXRequestID)
 		if status >= 500 {
-			env.Logger().Error("request failed", "err", err, "method", c.Request().Method,
+			env.Logger().Error("request failed", "err", models.Detail(err), "method", c.Request().Method,
 				"path", c.Request().URL.Path, "request_id", reqID)
 		}
 		if r := env.ErrorRendererFor(c.Request().URL.Path); r != nil {

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"corral/handlers"
+	"corral/models"
 	"corral/models/store"
 	"corral/views"
 )
@@ -251,7 +252,7 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 			if v.Status >= 500 {
 				level = slog.LevelError
 				if v.Error != nil {
-					attrs = append(attrs, slog.String("err", v.Error.Error()))
+					attrs = append(attrs, slog.String("err", models.Detail(v.Error)))
 				}
 			}
 			log.LogAttrs(c.Request().Context(), level, "request", attrs...)

@@ -1,12 +1,16 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -645,5 +649,42 @@ func TestLoginRateLimit(t *testing.T) {
 	r := c.Post("/login", url.Values{"name": {"alice"}, "password": {testPassword}, "_csrf": {tok}})
 	if r.StatusCode != http.StatusTooManyRequests {
 		t.Errorf("sign-in with the right password while limited: status %d, want 429", r.StatusCode)
+	}
+}
+
+// lockedBuffer collects log output written by the server's goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// A failed request's log line says which operation failed (op: field:
+// message: cause); the client sees none of it.
+func TestInternalErrorsAreLoggedWithTheirOp(t *testing.T) {
+	a := newApp(t)
+	var logged lockedBuffer
+	a.Env.Log = slog.New(slog.NewTextHandler(&logged, nil))
+	a.Echo.GET("/api/broken", func(echo.Context) error {
+		return models.Wrap("store.ListThings", errors.New("disk on fire"))
+	}, handlers.RequireLogin)
+	c := a.Client(t)
+	r := c.Get("/api/broken", "X-Auth-Token", a.NewToken(t, "alice"))
+	if r.StatusCode != http.StatusInternalServerError || strings.Contains(r.Body, "fire") || strings.Contains(r.Body, "ListThings") {
+		t.Errorf("status %d body %s; want 500 without the cause", r.StatusCode, r.Body)
+	}
+	if !strings.Contains(logged.String(), `err="store.ListThings: disk on fire"`) {
+		t.Errorf("log %q does not name the operation", logged.String())
 	}
 }

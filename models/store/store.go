@@ -288,6 +288,11 @@ func mapErr(op string, err error) error {
 			return &models.Error{Op: op, Kind: models.Conflict, Field: field, Msg: "already exists", Err: err}
 		case sqlite3.ErrConstraintForeignKey:
 			return &models.Error{Op: op, Kind: models.Conflict, Msg: "refers to an object that does not exist or is still referenced", Err: err}
+		case sqlite3.ErrConstraintTrigger:
+			// ON DELETE RESTRICT fails as a trigger would.
+			if strings.Contains(se.Error(), "FOREIGN KEY") {
+				return &models.Error{Op: op, Kind: models.Conflict, Msg: "refers to an object that does not exist or is still referenced", Err: err}
+			}
 		}
 	}
 	var pe *pgconn.PgError

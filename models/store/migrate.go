@@ -172,12 +172,15 @@ func (s *Store) migrateTx(tx *gorm.DB) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	if !s.postgres {
-		var bad []map[string]any
+		var bad []struct {
+			Table, Parent string
+			Rowid         *int64
+		}
 		if err := tx.Raw("PRAGMA foreign_key_check").Scan(&bad).Error; err != nil {
 			return err
 		}
 		if len(bad) > 0 {
-			return fmt.Errorf("migrate: %d rows break foreign keys, e.g. %v", len(bad), bad[0])
+			return fmt.Errorf("migrate: %d rows break foreign keys, e.g. in %s a row refers to a missing %s", len(bad), bad[0].Table, bad[0].Parent)
 		}
 	}
 	return nil

@@ -709,3 +709,32 @@ func TestMigrationConcurrentStart(t *testing.T) {
 		}
 	})
 }
+
+// TestMigrationChecksForeignKeysOnSQLite: foreign keys are off while
+// migrations run on SQLite, so a dangling reference is caught before the
+// migration commits.
+func TestMigrationChecksForeignKeysOnSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "corral.db")
+	makeLegacy(t, path, false)
+	raw := rawMigrationDB(t, path)
+	err := raw.Connection(func(c *gorm.DB) error {
+		if err := c.Exec("PRAGMA foreign_keys = OFF").Error; err != nil {
+			return err
+		}
+		return c.Exec("INSERT INTO aggregate_members (aggregate_uuid, provider_uuid) VALUES ('no-such-aggregate', 'no-such-provider')").Error
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.Open(context.Background(), path)
+	if err == nil {
+		s.Close()
+		t.Fatal("a database with a dangling membership was migrated")
+	}
+	if !strings.Contains(err.Error(), "break foreign keys") {
+		t.Errorf("error %q, want it to say foreign keys are broken", err)
+	}
+	if raw.Migrator().HasTable(store.MigrationsTable) {
+		t.Error("the refused database was migrated anyway")
+	}
+}

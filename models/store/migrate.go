@@ -107,7 +107,9 @@ func (s *Store) dialect() string {
 }
 
 // migrate brings the schema up to the newest version this binary knows, in
-// one transaction: a failure leaves the database as it was.
+// one transaction: a failure leaves the database as it was. gormigrate runs
+// inside the transaction it is given, so the versions it records commit or
+// roll back with the schema changes themselves, on both databases.
 func (s *Store) migrate(ctx context.Context) error {
 	if s.postgres {
 		return s.db.WithContext(ctx).Transaction(s.migrateTx)
@@ -172,10 +174,7 @@ func (s *Store) migrateTx(tx *gorm.DB) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	if !s.postgres {
-		var bad []struct {
-			Table, Parent string
-			Rowid         *int64
-		}
+		var bad []struct{ Table, Parent string }
 		if err := tx.Raw("PRAGMA foreign_key_check").Scan(&bad).Error; err != nil {
 			return err
 		}

@@ -22,9 +22,10 @@
 // migrations/sqlite and migrations/postgres (NNNN_what_it_does.sql, same
 // name in both; each statement ends with ";" at the end of a line). Never
 // edit a migration that has been released: databases that applied it will
-// not apply it again. On SQLite, a change to a column means the usual table
-// rebuild (create new, copy, drop, rename); foreign keys are off during
-// migrations and checked before they commit.
+// not apply it again. Every statement runs inside the migration transaction
+// (so no CREATE INDEX CONCURRENTLY). On SQLite, a change to a column means
+// the usual table rebuild (create new, copy, drop, rename); foreign keys are
+// off during migrations and checked before they commit.
 package store
 
 import (

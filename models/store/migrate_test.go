@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -736,5 +738,28 @@ func TestMigrationChecksForeignKeysOnSQLite(t *testing.T) {
 	}
 	if raw.Migrator().HasTable(store.MigrationsTable) {
 		t.Error("the refused database was migrated anyway")
+	}
+}
+
+// releasedMigrations are the migration files databases may have applied:
+// they must never change (add a new migration instead). Add a file here
+// when it is released.
+var releasedMigrations = map[string]string{
+	"migrations/sqlite/0001_baseline.sql":                "faef5f6cb5c86ce564786f1960c2410e6b0dac18a979978a53f0922ebeef8e85",
+	"migrations/postgres/0001_baseline.sql":              "52e1b12b951e35233775b0d3ebb26d3c8e9c7c685254a984fa87f6880e88b06a",
+	"migrations/sqlite/0002_consumers_allocations.sql":   "0e4187b482f15a2311a55fde83801dfc5a16b6b744b93d6e7b012e7cd12837d9",
+	"migrations/postgres/0002_consumers_allocations.sql": "a363423e3a03739a4babc7dcfb13fba7d8bb377210f8b3b6410dd443542ab796",
+}
+
+func TestReleasedMigrationsAreUnchanged(t *testing.T) {
+	for file, want := range releasedMigrations {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		if got := hex.EncodeToString(sum[:]); got != want {
+			t.Errorf("%s changed (sha256 %s): a released migration must stay as databases applied it; add a new migration instead", file, got)
+		}
 	}
 }

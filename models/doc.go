@@ -7,7 +7,8 @@
 // returns: a Kind that the HTTP side maps to a status, the input Field at
 // fault and a message a person can act on.
 //
-// The entities are plain structs. Their gorm tags describe the tables that
-// models/store creates, but this package imports neither gorm nor any HTTP
-// code: only the standard library.
+// The entities are plain structs. Their gorm tags describe the columns
+// models/store reads and writes (its SQL migrations create the tables), but
+// this package imports neither gorm nor any HTTP code: only the standard
+// library.
 package models

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/layout"
 	"corral/models"
 	corePlacement "corral/models/placement"
 	"corral/models/store"
@@ -188,7 +189,7 @@ func (h *Handler) ProviderList(c echo.Context) error {
 	if handlers.IsHTMX(c) {
 		return handlers.Render(c, http.StatusOK, cv.ProviderListBody(d))
 	}
-	return handlers.Render(c, http.StatusOK, cv.ProviderList(handlers.NewPage(c, "Resource providers", "providers"), d))
+	return handlers.Render(c, http.StatusOK, cv.ProviderList(layout.Page(c, "Resource providers", "providers"), d))
 }
 
 // ProviderDetail shows one provider with its subtree (GET /providers/:id,
@@ -235,7 +236,7 @@ func (h *Handler) ProviderDetail(c echo.Context) error {
 		d.Inventory = append(d.Inventory, row)
 	}
 	d.CanEdit = isAdmin(c)
-	return handlers.Render(c, http.StatusOK, cv.ProviderDetail(handlers.NewPage(c, p.Name, "providers"), d))
+	return handlers.Render(c, http.StatusOK, cv.ProviderDetail(layout.Page(c, p.Name, "providers"), d))
 }
 
 var inventoryClass = regexp.MustCompile(`^[A-Z0-9_]+$`)

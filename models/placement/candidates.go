@@ -329,7 +329,7 @@ func (ix *Index) AllocationCandidates(q CandidateQuery, cat Catalog) (*Candidate
 	if len(merged) == 0 {
 		return empty, nil
 	}
-	if !q.PerAnchor && (len(q.Groups) > 1 || ix.HasSharing()) {
+	if !q.PerAnchor && ix.HasSharing() {
 		// Merged and deduplicated requests come out in map order; one
 		// group without sharing is already in provider order.
 		sortAreqs(merged)
@@ -756,6 +756,10 @@ func (ix *Index) merge(q CandidateQuery, perGroup [][]*areq) []*areq {
 		}
 	}
 	sort.Slice(anchors, func(i, j int) bool { return anchors[i] < anchors[j] })
+	// Requests of different anchors can be equal only through sharing
+	// providers; without them there is nothing to deduplicate across
+	// anchors, and within one anchor the groups' combinations differ.
+	dedup := ix.HasSharing() || q.PerAnchor
 	seen := map[string]bool{}
 	var out []*areq
 	for _, anchor := range anchors {
@@ -779,13 +783,17 @@ func (ix *Index) merge(q CandidateQuery, perGroup [][]*areq) []*areq {
 			if ix.groupPolicyOK(pick, q.GroupPolicy, numbered) && ix.sameSubtreeOK(pick, q.SameSubtree) {
 				c := consolidate(pick)
 				if !ix.exceeds(c, q.Consumed) {
-					k := c.key()
-					if q.PerAnchor {
-						k = strconv.Itoa(int(anchor)) + "#" + k
-					}
-					if !seen[k] {
-						seen[k] = true
+					if !dedup {
 						out = append(out, c)
+					} else {
+						k := c.key()
+						if q.PerAnchor {
+							k = strconv.Itoa(int(anchor)) + "#" + k
+						}
+						if !seen[k] {
+							seen[k] = true
+							out = append(out, c)
+						}
 					}
 				}
 			}

@@ -127,6 +127,33 @@ func (s *Store) SetAllocations(ctx context.Context, a Actor, writes []ConsumerAl
 		return models.E(models.Invalid, "allocations", "no allocations given")
 	}
 	return s.write(ctx, a, "store.SetAllocations", func(t *txn) error {
+		want := map[string]bool{}
+		for _, w := range writes {
+			for _, al := range w.Allocations {
+				want[al.ProviderUUID] = true
+			}
+		}
+		if len(want) > 0 {
+			ids := make([]string, 0, len(want))
+			for u := range want {
+				ids = append(ids, u)
+			}
+			sort.Strings(ids)
+			var found []string
+			if err := t.tx.Model(&models.Provider{}).Where("uuid IN ?", ids).Pluck("uuid", &found).Error; err != nil {
+				return err
+			}
+			have := map[string]bool{}
+			for _, u := range found {
+				have[u] = true
+			}
+			for _, u := range ids {
+				if !have[u] {
+					e := &AllocationError{Kind: "no provider", Provider: u}
+					return &models.Error{Kind: models.NotFound, Field: "resource_provider", Err: e, Msg: e.Error()}
+				}
+			}
+		}
 		touched := map[string]bool{}
 		for i := range writes {
 			if err := t.setConsumerAllocations(&writes[i], touched); err != nil {
@@ -186,9 +213,6 @@ func (t *txn) setConsumerAllocations(w *ConsumerAllocations, touched map[string]
 		}
 		return t.audit("delete", "allocations", w.ConsumerUUID, w.ConsumerUUID, before, nil)
 	}
-	if err := t.tx.Create(&rows).Error; err != nil {
-		return err
-	}
 	next := models.Consumer{UUID: w.ConsumerUUID, ProjectID: w.ProjectID, UserID: w.UserID, ConsumerType: w.ConsumerType}
 	if exists {
 		next.Generation = cur.Generation + 1
@@ -206,6 +230,10 @@ func (t *txn) setConsumerAllocations(w *ConsumerAllocations, touched map[string]
 		if err := t.tx.Create(&next).Error; err != nil {
 			return err
 		}
+	}
+	// The consumer row first: an allocation references its consumer.
+	if err := t.tx.Create(&rows).Error; err != nil {
+		return err
 	}
 	next.Allocations = rows
 	action := "update"

@@ -15,7 +15,7 @@ func TestProviderInventoryAndTraits(t *testing.T) {
 	a := newApp(t)
 	admin := a.as(a.AdminName)
 	numa := "/providers/" + a.providerUUID("numa3_1")
-	r := admin.get(numa)
+	r := admin.Get(numa)
 	if n := r.Count(t, "usage-bar"); n != 2 {
 		t.Fatalf("%d usage bars", n)
 	}
@@ -26,7 +26,7 @@ func TestProviderInventoryAndTraits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page := admin.follow(numa, numa+"/inventory", url.Values{"generation": {gen(p.Generation)}, "class": {"CUSTOM_FPGA"}, "total": {"4"}, "reserved": {"1"}, "allocation_ratio": {"1.0"}})
+	page := admin.Follow(numa, numa+"/inventory", url.Values{"generation": {gen(p.Generation)}, "class": {"CUSTOM_FPGA"}, "total": {"4"}, "reserved": {"1"}, "allocation_ratio": {"1.0"}})
 	if got := page.Text(t, "flash-success"); !strings.Contains(got, "CUSTOM_FPGA inventory set: 4 total, 1 reserved") {
 		t.Errorf("flash %q", got)
 	}
@@ -34,7 +34,7 @@ func TestProviderInventoryAndTraits(t *testing.T) {
 		t.Errorf("%d usage bars after adding a class", n)
 	}
 	// A stale generation is refused, and nothing changes.
-	page = admin.follow(numa, numa+"/inventory", url.Values{"generation": {gen(p.Generation)}, "class": {"CUSTOM_FPGA"}, "delete": {"1"}})
+	page = admin.Follow(numa, numa+"/inventory", url.Values{"generation": {gen(p.Generation)}, "class": {"CUSTOM_FPGA"}, "delete": {"1"}})
 	if got := page.Text(t, "flash-error"); !strings.Contains(got, "changed by someone else") {
 		t.Errorf("stale: %q", got)
 	}
@@ -45,21 +45,21 @@ func TestProviderInventoryAndTraits(t *testing.T) {
 		{"class": {"VCPU"}, "total": {"4"}, "allocation_ratio": {"-1"}},
 	} {
 		bad.Set("generation", gen(p.Generation+1))
-		if got := admin.follow(numa, numa+"/inventory", bad).Text(t, "flash-error"); got == "" {
+		if got := admin.Follow(numa, numa+"/inventory", bad).Text(t, "flash-error"); got == "" {
 			t.Errorf("%v accepted", bad)
 		}
 	}
-	page = admin.follow(numa, numa+"/traits", url.Values{"generation": {gen(p.Generation + 1)}, "traits": {"HW_CPU_X86_AVX2\nCUSTOM_GOLD"}})
+	page = admin.Follow(numa, numa+"/traits", url.Values{"generation": {gen(p.Generation + 1)}, "traits": {"HW_CPU_X86_AVX2\nCUSTOM_GOLD"}})
 	got := page.Doc(t).Find(sel("provider-facts") + " " + sel("trait")).Map(func(_ int, x *goqSel) string { return x.Text() })
 	if strings.Join(got, ",") != "CUSTOM_GOLD,HW_CPU_X86_AVX2" {
 		t.Errorf("traits %v", got)
 	}
-	if got := admin.follow(numa, numa+"/traits", url.Values{"generation": {gen(p.Generation + 2)}, "traits": {"not a trait"}}).Text(t, "flash-error"); got == "" {
+	if got := admin.Follow(numa, numa+"/traits", url.Values{"generation": {gen(p.Generation + 2)}, "traits": {"not a trait"}}).Text(t, "flash-error"); got == "" {
 		t.Error("bad trait accepted")
 	}
 	// Readers see no forms, and cannot post.
 	rita := a.as("rita")
-	if rita.get(numa).Count(t, "inventory-form") != 0 {
+	if rita.Get(numa).Count(t, "inventory-form") != 0 {
 		t.Error("reader sees the inventory form")
 	}
 	evs, _, err := a.Store.ListAudit(t.Context(), store.AuditQuery{ObjectID: p.UUID})
@@ -76,7 +76,7 @@ func TestFlavorFits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := c.get("/flavors/"+fl.ID).Text(t, "flavor-fits")
+	got := c.Get("/flavors/"+fl.ID).Text(t, "flavor-fits")
 	if !strings.HasPrefix(got, "Fits on ") || !strings.Contains(got, "of 8 hosts now") || !strings.Contains(got, "VCPU:1") {
 		t.Errorf("fits: %q", got)
 	}

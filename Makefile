@@ -8,6 +8,7 @@ FUZZ_TARGETS := \
 	./models/placement:FuzzParseMemberOf \
 	./models/scheduling:FuzzParseRequirement \
 	./handlers/placementapi:FuzzParseListQuery \
+	./handlers/placementapi:FuzzCandidateQuery \
 	./handlers/compute:FuzzParseServerGroupCreate \
 	./handlers/compute:FuzzParseQuotaSetUpdate
 

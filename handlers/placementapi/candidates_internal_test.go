@@ -2,6 +2,7 @@ package placementapi
 
 import (
 	"encoding/json"
+	"net/http"
 	"reflect"
 	"testing"
 
@@ -55,3 +56,45 @@ type anyNames struct{}
 
 func (anyNames) HasClass(string) bool { return true }
 func (anyNames) HasTrait(string) bool { return true }
+
+// FuzzCandidateQuery: any query string gets a parsed request or a 400, and
+// a parsed request gets candidates or an unknown-name error over a small
+// nested world with sharing, never a panic.
+func FuzzCandidateQuery(f *testing.F) {
+	root, child, ss := "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222", "33333333-3333-4333-8333-333333333333"
+	agg := "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa"
+	ix, err := placement.NewIndex([]models.Provider{
+		{UUID: root, Name: "r", RootUUID: root, Traits: []string{"HW_CPU_X86_AVX2"},
+			Inventories: map[string]models.Inventory{"VCPU": {Total: 8, AllocationRatio: 2}, "MEMORY_MB": {Total: 1024}}},
+		{UUID: child, Name: "c", ParentUUID: &root, RootUUID: root, Inventories: map[string]models.Inventory{"VCPU": {Total: 2, MaxUnit: 1}}},
+		{UUID: ss, Name: "s", RootUUID: ss, Traits: []string{models.TraitSharesViaAggregate}, Inventories: map[string]models.Inventory{"DISK_GB": {Total: 100, StepSize: 10}}},
+	}, []models.Aggregate{{UUID: agg, Name: "a", Members: []string{root, ss}}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{
+		"resources=VCPU:1,DISK_GB:10&member_of=!" + agg, "resources1=VCPU:1&resources2=VCPU:1&group_policy=isolate",
+		"resources=VCPU:1&member_of2=" + agg + "&same_subtree=2", "resources=VCPU:1&root_required=!HW_CPU_X86_AVX2&limit=1",
+		"resources=VCPU:1&required=in:A,B&required=!C", "resources_X=DISK_GB:20&in_tree_X=" + root, "limit=0&group_policy=x",
+	} {
+		f.Add(s, 39)
+		f.Add(s, 25)
+	}
+	f.Fuzz(func(t *testing.T, raw string, minor int) {
+		if minor < 10 || minor > 39 {
+			return
+		}
+		req, perr := parseCandidateQuery(raw, placement.V(minor))
+		if perr != nil {
+			if perr.Status != http.StatusBadRequest {
+				t.Fatalf("%q: status %d", raw, perr.Status)
+			}
+			return
+		}
+		res, err := ix.AllocationCandidates(req.q, anyNames{})
+		if err != nil {
+			t.Fatalf("%q: %v", raw, err)
+		}
+		_ = writeCandidates(ix, res, req, placement.V(minor))
+	})
+}

@@ -55,9 +55,11 @@ type impactIndex struct {
 	// of the hosts whose root provider is a direct member.
 	aggHosts [][]int32
 	aggIndex map[string]int // aggregate uuid → index
+	hostRoot []int          // host position → its provider in the snapshot's index
 
 	projectSide, flavorSide []scheduling.HostFilter
 	exact                   bool // a host filter is not covered: run pairs whole
+	capacity                bool // the world has inventories: flavor parts need a candidate
 
 	// tenantClass groups hosts by the tenants their aggregates admit, all
 	// that AggregateMultiTenancyIsolation reads of a host, so that it runs
@@ -98,10 +100,12 @@ func newImpactIndex(st *state) (*impactIndex, error) {
 		hostPos[i] = -1
 	}
 	x.names = make([]string, len(x.hosts))
+	x.hostRoot = make([]int, len(x.hosts))
 	for i := range x.hosts {
 		x.names[i] = x.hosts[i].Provider.Name
 		if p, ok := ix.ProviderByUUID(x.hosts[i].Provider.UUID); ok {
 			hostPos[p] = int32(i)
+			x.hostRoot[i] = p
 		}
 	}
 	x.aggHosts = make([][]int32, ix.NumAggregates())
@@ -129,9 +133,16 @@ func newImpactIndex(st *state) (*impactIndex, error) {
 	if ix.HasInventories() {
 		// Capacity: whether a tree has an allocation candidate depends on
 		// the flavor's resources and the pair's member_of terms together
-		// (a NUMA node or a sharing provider in the aggregate can carry a
-		// tree whose root is not), which the product of parts cannot say.
-		x.exact = true
+		// when a term's aggregate holds a provider below a root (it can
+		// carry or bar a tree whose root it is not) or a sharing provider
+		// has inventory (a required term decides which one may serve).
+		// Otherwise a host has a candidate under the pair's terms exactly
+		// when its root passes them and it has one without terms, which
+		// the flavor's part can say.
+		x.capacity = true
+		if !capacityFactorable(ix, w.Settings) {
+			x.exact = true
+		}
 	}
 	classes := map[string]int32{}
 	x.tenantClass = make([]int32, len(x.hosts))
@@ -198,6 +209,20 @@ func (x *impactIndex) part(spec *scheduling.RequestSpec, filters []scheduling.Ho
 			for _, h := range x.aggHosts[a] {
 				bits.Clear(int(h))
 			}
+		}
+	}
+	if !perClass && x.capacity && spec.Flavor.Name != "" {
+		f, ok := x.st.snap.Flavor(spec.Flavor.Name)
+		if !ok {
+			return nil, models.E(models.Invalid, "flavor", "no flavor named %q", spec.Flavor.Name)
+		}
+		fits := x.st.snap.FlavorFitBits(f)
+		if fits != nil {
+			bits.Each(func(i int) {
+				if !fits.Has(x.hostRoot[i]) {
+					bits.Clear(i)
+				}
+			})
 		}
 	}
 	if len(filters) == 0 {
@@ -513,4 +538,43 @@ func parallel(jobs []func()) {
 // String is a one-line summary, for logs and benchmarks.
 func (m *Matrix) String() string {
 	return fmt.Sprintf("%d×%d pairs, %d lose hosts, %d stranded", len(m.Projects), len(m.Flavors), m.Dropped, m.Stranded)
+}
+
+// capacityFactorable reports whether no aggregate a request filter can
+// name holds a provider below a root, and no sharing provider has
+// inventory (see newImpactIndex).
+func capacityFactorable(ix *placement.Index, st models.Settings) bool {
+	for p := 0; p < ix.Len(); p++ {
+		if ix.IsSharing(p) && len(ix.Provider(p).Inventories) > 0 {
+			return false
+		}
+	}
+	for a := 0; a < ix.NumAggregates(); a++ {
+		if !termAggregate(ix.Aggregate(a), st) {
+			continue
+		}
+		for _, p := range ix.Members(a) {
+			if ix.Parent(int(p)) >= 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// termAggregate reports whether a request filter may put aggregate a in a
+// member_of term: tenant, zone, reservation and isolated-trait aggregates.
+func termAggregate(a *models.Aggregate, st models.Settings) bool {
+	if a.AvailabilityZone != nil {
+		return true
+	}
+	for k := range a.Metadata {
+		switch {
+		case strings.HasPrefix(k, "filter_tenant_id"), k == "availability_zone", strings.HasPrefix(k, "trait:"),
+			st.RequiredMemberPrefix != "" && strings.HasPrefix(k, st.RequiredMemberPrefix),
+			st.DefaultForbiddenMemberPrefix != "" && strings.HasPrefix(k, st.DefaultForbiddenMemberPrefix):
+			return true
+		}
+	}
+	return false
 }

@@ -310,3 +310,14 @@ func (s *Snapshot) FlavorFits(f *models.Flavor) FlavorFit {
 	}
 	return out
 }
+
+// FlavorFitBits is the set of roots with an allocation candidate for one
+// instance of f without member_of, or nil when capacity does not apply.
+// Do not modify.
+func (s *Snapshot) FlavorFitBits(f *models.Flavor) placement.Bitset {
+	c := s.newCapacity(&Request{Flavor: f}, placement.Terms{}, nil)
+	if c == nil || c.err != "" {
+		return nil
+	}
+	return c.fits
+}

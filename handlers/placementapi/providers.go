@@ -106,7 +106,7 @@ func (api *API) listProviders(c echo.Context) error {
 		return err
 	}
 	ix := snap.Index()
-	if e := checkKnown(ix, f); e != nil {
+	if e := checkKnown(api.catalogFor(c, ix), f); e != nil {
 		return e
 	}
 	var res *placement.Result
@@ -165,33 +165,21 @@ func (api *API) writeProviders(c echo.Context, v placement.Version, ps []*models
 	return c.JSON(http.StatusOK, map[string]any{"resource_providers": items})
 }
 
-// checkKnown refuses resource classes and custom traits nobody has, as
-// Placement refuses names missing from its resource-class and trait tables.
-// corral keeps no such tables: a standard name is always known, a custom
-// one once some provider uses it.
-func checkKnown(ix *placement.Index, f *providerFilter) *Error {
+// checkKnown refuses resource classes and traits Placement would not know:
+// neither standard, nor created through the API, nor used by a provider.
+func checkKnown(cat *catalog, f *providerFilter) *Error {
 	if len(f.resources) == 0 && len(f.requiredAny) == 0 && len(f.forbiddenTraits) == 0 {
 		return nil
 	}
-	classes, traits := map[string]bool{}, map[string]bool{}
-	for i := 0; i < ix.Len(); i++ {
-		p := ix.Provider(i)
-		for rc := range p.Inventories {
-			classes[rc] = true
-		}
-		for _, t := range p.Traits {
-			traits[t] = true
-		}
-	}
 	for _, r := range f.resources {
-		if !standardResourceClasses[r.class] && !classes[r.class] {
+		if !cat.HasClass(r.class) {
 			return badRequest("Invalid resource class in resources parameter: No such resource class " + r.class + ".")
 		}
 	}
 	var missing []string
 	seen := map[string]bool{}
 	check := func(t string) {
-		if strings.HasPrefix(t, "CUSTOM_") && !traits[t] && !seen[t] {
+		if !cat.HasTrait(t) && !seen[t] {
 			seen[t] = true
 			missing = append(missing, t)
 		}
@@ -203,6 +191,9 @@ func checkKnown(ix *placement.Index, f *providerFilter) *Error {
 	}
 	for _, t := range f.forbiddenTraits {
 		check(t)
+	}
+	if cat.err != nil {
+		return &Error{Status: http.StatusInternalServerError, Msg: "Internal error: something went wrong on our side."}
 	}
 	if len(missing) > 0 {
 		return badRequest(`Invalid trait(s) in "required" parameter: No such trait(s): ` + strings.Join(missing, ", ") + ".")

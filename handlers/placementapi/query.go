@@ -250,18 +250,6 @@ func parseResources(qs string) ([]resourceAmount, *Error) {
 	return out, nil
 }
 
-// standardResourceClasses are os-resource-classes' names; custom classes
-// (CUSTOM_*) are known once some provider has inventory of them.
-var standardResourceClasses = map[string]bool{
-	"VCPU": true, "MEMORY_MB": true, "DISK_GB": true, "PCI_DEVICE": true, "SRIOV_NET_VF": true,
-	"NUMA_SOCKET": true, "NUMA_CORE": true, "NUMA_THREAD": true, "NUMA_MEMORY_MB": true,
-	"IPV4_ADDRESS": true, "VGPU": true, "VGPU_DISPLAY_HEAD": true,
-	"NET_BW_EGR_KILOBIT_PER_SEC": true, "NET_BW_IGR_KILOBIT_PER_SEC": true, "PCPU": true,
-	"MEM_ENCRYPTION_CONTEXT": true, "FPGA": true, "PGPU": true,
-	"NET_PACKET_RATE_KILOPACKET_PER_SEC": true, "NET_PACKET_RATE_EGR_KILOPACKET_PER_SEC": true,
-	"NET_PACKET_RATE_IGR_KILOPACKET_PER_SEC": true,
-}
-
 // hasCapacity is Placement's test for GET /resource_providers?resources=:
 // capacity left after usage, and the amount within min_unit, max_unit and
 // step_size (the core's per-class check).

@@ -110,6 +110,7 @@ type areq struct {
 type catalogIndex struct {
 	once     sync.Once
 	byClass  map[string][]int32
+	classes  map[string]*classInv
 	hasTrees bool
 	mu       sync.Mutex
 	byTrait  map[string]Bitset
@@ -120,9 +121,18 @@ func (ix *Index) resIndex() *catalogIndex {
 	c.once.Do(func() {
 		c.byClass = map[string][]int32{}
 		c.byTrait = map[string]Bitset{}
+		c.classes = map[string]*classInv{}
 		for i, p := range ix.providers {
-			for rc := range p.Inventories {
+			for rc, inv := range p.Inventories {
 				c.byClass[rc] = append(c.byClass[rc], int32(i))
+				ci := c.classes[rc]
+				if ci == nil {
+					ci = &classInv{}
+					c.classes[rc] = ci
+				}
+				ci.prov = append(ci.prov, int32(i))
+				ci.inv = append(ci.inv, Normalized(inv))
+				ci.used = append(ci.used, p.Usages[rc])
 			}
 			if ix.parent[i] >= 0 {
 				c.hasTrees = true
@@ -540,6 +550,10 @@ func (gc *groupCtx) multiple() []*areq {
 	ix, g := gc.ix, gc.g
 	n := len(ix.providers)
 	K := len(g.Resources)
+	if K == 0 {
+		// Upstream's tree search finds nothing without a resource.
+		return nil
+	}
 	rows := make([]classRows, K)
 	hits := make([]uint16, n) // classes a root has rows for
 	keep := func(p, root int32) bool {
@@ -993,6 +1007,109 @@ func firstProvider(a *areq) int {
 // Usage returns provider p's usage of class (what Placement sums from its
 // allocations).
 func Usage(p *models.Provider, class string) int64 { return p.Usages[class] }
+
+// classInv is one class's inventories in provider order, so that a scan
+// over every provider of the class reads slices, not maps.
+type classInv struct {
+	prov []int32
+	inv  []models.Inventory // normalized
+	used []int64
+}
+
+// CandidateRoots returns the roots that have at least one allocation
+// candidate for q, without building the candidates when q is one
+// unnumbered group without traits (a root then qualifies exactly when
+// every class has a row anchored to it); otherwise it asks
+// AllocationCandidates.
+func (ix *Index) CandidateRoots(q CandidateQuery, cat Catalog) (Bitset, error) {
+	if len(q.Groups) != 1 || q.Groups[0].Suffix != "" || len(q.Groups[0].Required) > 0 || len(q.Groups[0].Forbidden) > 0 ||
+		len(q.RootRequired) > 0 || len(q.RootForbidden) > 0 || q.Within != nil || len(q.Groups[0].Resources) == 0 {
+		q.PerAnchor = true
+		res, err := ix.AllocationCandidates(q, cat)
+		if err != nil {
+			return nil, err
+		}
+		out := NewBitset(len(ix.providers))
+		for _, c := range res.Requests {
+			out.Set(c.Anchor)
+		}
+		return out, nil
+	}
+	g := &q.Groups[0]
+	n := len(ix.providers)
+	out := NewBitset(n)
+	for _, a := range g.Resources {
+		if !cat.HasClass(a.Class) {
+			return nil, &Unknown{Name: a.Class}
+		}
+	}
+	inAggs, badAggs, ok := ix.directAggs(g.MemberOf)
+	if !ok {
+		return out, nil
+	}
+	treeRoot := int32(-1)
+	if g.InTree != "" {
+		p, found := ix.provByID[g.InTree]
+		if !found {
+			return out, nil
+		}
+		treeRoot = ix.root[p]
+	}
+	c := ix.resIndex()
+	hits := make([]uint16, n)
+	mark := make([]bool, n) // roots given a row for the current class
+	var touched []int32
+	for k, a := range g.Resources {
+		ci := c.classes[a.Class]
+		if ci == nil {
+			return out, nil
+		}
+		touched = touched[:0]
+		add := func(p, root int32) {
+			if anyRow := mark[root]; anyRow || int(hits[root]) != k {
+				return
+			}
+			if inAggs != nil && !inAggs.Has(int(p)) && !inAggs.Has(int(root)) {
+				return
+			}
+			if badAggs != nil && (badAggs.Has(int(p)) || badAggs.Has(int(root))) {
+				return
+			}
+			mark[root] = true
+			touched = append(touched, root)
+		}
+		for j, p := range ci.prov {
+			if treeRoot >= 0 && ix.root[p] != treeRoot {
+				continue
+			}
+			inv := ci.inv[j]
+			used := ci.used[j] + q.Consumed[int(p)][a.Class]
+			if float64(used+a.Amount) > float64(inv.Total-inv.Reserved)*inv.AllocationRatio ||
+				a.Amount < inv.MinUnit || a.Amount > inv.MaxUnit || a.Amount%inv.StepSize != 0 {
+				continue
+			}
+			add(p, ix.root[p])
+			if treeRoot < 0 && ix.sharing.Has(int(p)) && (inAggs == nil || inAggs.Has(int(p))) && len(ix.AggregatesOf(int(p))) > 0 {
+				for _, r := range ix.Anchors(int(p)) {
+					add(p, int32(r))
+				}
+			}
+		}
+		if len(touched) == 0 {
+			return out, nil
+		}
+		for _, r := range touched {
+			hits[r]++
+			mark[r] = false
+		}
+	}
+	for r := range hits {
+		if int(hits[r]) == len(g.Resources) {
+			out.Set(r)
+		}
+	}
+	return out, nil
+}
 
 // HasInventories reports whether any provider has an inventory.
 func (ix *Index) HasInventories() bool { return len(ix.resIndex().byClass) > 0 }

@@ -26,6 +26,8 @@ type capacity struct {
 	first    map[int]placement.Candidate
 	consumed map[int]map[string]int64
 	err      string
+	// serves caches sharingServes for the unnumbered group (-1: unknown).
+	serves int8
 }
 
 // anyCatalog takes every name as known: an unknown class or trait simply
@@ -69,20 +71,35 @@ func (s *Snapshot) newCapacity(req *Request, unnumbered placement.Terms, numbere
 // evaluate computes which roots have a candidate, with what earlier
 // instances consumed.
 func (c *capacity) evaluate() {
-	c.fits = placement.NewBitset(c.ix.Len())
 	c.first = map[int]placement.Candidate{}
 	c.q.Consumed = c.consumed
-	res, err := c.ix.AllocationCandidates(c.q, anyCatalog{})
+	fits, err := c.ix.CandidateRoots(c.q, anyCatalog{})
 	if err != nil {
 		c.err = err.Error()
+		c.fits = placement.NewBitset(c.ix.Len())
 		return
 	}
+	c.fits = fits
+}
+
+// candidateFor finds root p's first candidate (for an instance to take).
+func (c *capacity) candidateFor(p int) (placement.Candidate, bool) {
+	if cand, ok := c.first[p]; ok {
+		return cand, true
+	}
+	q := c.q
+	q.Consumed, q.Within, q.PerAnchor = c.consumed, []int{p}, true
+	res, err := c.ix.AllocationCandidates(q, anyCatalog{})
+	if err != nil {
+		return placement.Candidate{}, false
+	}
 	for _, cand := range res.Requests {
-		c.fits.Set(cand.Anchor)
-		if _, ok := c.first[cand.Anchor]; !ok {
-			c.first[cand.Anchor] = cand
+		if cand.Anchor == p {
+			c.first[p] = cand
+			return cand, true
 		}
 	}
+	return placement.Candidate{}, false
 }
 
 // fitsHost reports whether root p has a candidate.
@@ -91,7 +108,7 @@ func (c *capacity) fitsHost(p int) bool { return c.err == "" && c.fits.Has(p) }
 // take consumes the first candidate anchored to root p for one instance
 // and re-evaluates.
 func (c *capacity) take(p int) {
-	cand, ok := c.first[p]
+	cand, ok := c.candidateFor(p)
 	if !ok {
 		return
 	}
@@ -132,7 +149,16 @@ func (c *capacity) take(p int) {
 
 // reason says why root p has no candidate, and the shorter text a summary
 // groups hosts under.
-func (c *capacity) reason(p int) (text, summary string) {
+func (c *capacity) reason(p int) (text, summary string) { return c.explain(p, true) }
+
+// summary is reason's short form alone, cheaper for the many hosts a
+// trace's summary counts.
+func (c *capacity) summary(p int) string {
+	_, s := c.explain(p, false)
+	return s
+}
+
+func (c *capacity) explain(p int, wantText bool) (text, summary string) {
 	const prefix = "no allocation candidate: "
 	if c.err != "" {
 		return prefix + c.err, prefix + c.err
@@ -162,7 +188,7 @@ func (c *capacity) reason(p int) (text, summary string) {
 		label := ""
 		if g.Suffix != "" {
 			label = "group " + g.Suffix + ": "
-		} else if c.needsShared(g, tree, used) {
+		} else if c.sharingServes(g) && c.needsShared(g, tree, used) {
 			pool = shared()
 		}
 		for _, any := range g.Required {
@@ -217,11 +243,35 @@ func (c *capacity) reason(p int) (text, summary string) {
 				return fmt.Sprintf("%s%strait %s is forbidden and every provider with room for %s has it", prefix, label, t, a.Class),
 					prefix + "trait " + t + " forbidden"
 			}
+			if !wantText {
+				return "", prefix + a.Class + " short"
+			}
 			return prefix + label + best.String(), prefix + a.Class + " short"
 		}
 	}
 	return prefix + "each class fits on its own, but not all together (one provider per numbered group, group policy, or the total over groups)",
 		prefix + "resources do not fit together"
+}
+
+// sharingServes reports whether some sharing provider has inventory of a
+// class the group asks for (only then can it be part of a candidate).
+func (c *capacity) sharingServes(g placement.Group) bool {
+	if c.serves != 0 {
+		return c.serves > 0
+	}
+	c.serves = -1
+	if !c.ix.HasSharing() {
+		return false
+	}
+	for _, a := range g.Resources {
+		for _, p := range c.ix.ProvidersWithClass(a.Class) {
+			if c.ix.IsSharing(int(p)) {
+				c.serves = 1
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // needsShared reports whether the tree alone lacks a requested class or

@@ -213,8 +213,7 @@ func (s *Snapshot) Run(spec *RequestSpec) (*Trace, error) {
 			// The provider list does not count numbered-group failures.
 			reasons.add(stage, groupReasons[hr.detail], name)
 		case r.res != nil && hr.detail == capacityDetail:
-			_, summary := r.capacity.reason(int(s.ix.Hosts()[i]))
-			reasons.add(stage, r.inRound(summary, r.roundOf(int32(i))), name)
+			reasons.add(stage, r.inRound(r.capacity.summary(int(s.ix.Hosts()[i])), r.roundOf(int32(i))), name)
 		}
 	}
 	tr.Groups = r.groupVerdicts()

@@ -1,0 +1,82 @@
+package placement
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"corral/models"
+)
+
+type allNames struct{}
+
+func (allNames) HasClass(string) bool { return true }
+func (allNames) HasTrait(string) bool { return true }
+
+// TestCandidateRootsMatchesCandidates: the counting shortcut finds exactly
+// the anchors of the candidates, on random nested worlds with sharing.
+func TestCandidateRootsMatchesCandidates(t *testing.T) {
+	classes := []string{"VCPU", "MEMORY_MB", "DISK_GB"}
+	for seed := int64(0); seed < 60; seed++ {
+		r := rand.New(rand.NewSource(seed))
+		var ps []models.Provider
+		aggs := []models.Aggregate{{UUID: "a0", Name: "a0"}, {UUID: "a1", Name: "a1"}, {UUID: "a2", Name: "a2"}}
+		for i := 0; i < 25; i++ {
+			p := models.Provider{UUID: fmt.Sprintf("p%02d", i), Name: fmt.Sprintf("p%02d", i), Inventories: map[string]models.Inventory{}, Usages: map[string]int64{}}
+			if i > 0 && r.Intn(3) == 0 {
+				parent := ps[r.Intn(len(ps))].UUID
+				p.ParentUUID = &parent
+			}
+			if p.ParentUUID == nil && r.Intn(5) == 0 {
+				p.Traits = []string{models.TraitSharesViaAggregate}
+			}
+			for _, rc := range classes {
+				if r.Intn(2) == 0 {
+					p.Inventories[rc] = models.Inventory{Total: int64(1 + r.Intn(8)), AllocationRatio: 1, MaxUnit: int64(r.Intn(6))}
+					p.Usages[rc] = int64(r.Intn(4))
+				}
+			}
+			for a := range aggs {
+				if r.Intn(4) == 0 {
+					aggs[a].Members = append(aggs[a].Members, p.UUID)
+				}
+			}
+			ps = append(ps, p)
+		}
+		ix, err := NewIndex(ps, aggs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := 0; k < 20; k++ {
+			g := Group{}
+			for _, rc := range classes {
+				if r.Intn(2) == 0 {
+					g.Resources = append(g.Resources, Amount{Class: rc, Amount: int64(1 + r.Intn(4))})
+				}
+			}
+			switch r.Intn(4) {
+			case 0:
+				g.MemberOf.Required = [][]string{{aggs[r.Intn(3)].UUID}}
+			case 1:
+				g.MemberOf.Forbidden = []string{aggs[r.Intn(3)].UUID}
+			}
+			q := CandidateQuery{Groups: []Group{g}, NestedAware: true}
+			got, err := ix.CandidateRoots(q, allNames{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			q.PerAnchor = true
+			res, err := ix.AllocationCandidates(q, allNames{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := NewBitset(ix.Len())
+			for _, c := range res.Requests {
+				want.Set(c.Anchor)
+			}
+			if fmt.Sprint(got.Members()) != fmt.Sprint(want.Members()) {
+				t.Fatalf("seed %d query %+v: roots %v, candidates' anchors %v", seed, g, got.Members(), want.Members())
+			}
+		}
+	}
+}

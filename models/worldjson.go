@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 )
 
@@ -24,6 +25,7 @@ type (
 		Servers      []json.RawMessage `json:"servers"`
 		ServerGroups []json.RawMessage `json:"server_groups"`
 		Settings     json.RawMessage   `json:"settings"`
+		Allocations  []json.RawMessage `json:"allocations"`
 	}
 	// typedWorldDoc is the fast path: the whole document in one pass.
 	typedWorldDoc struct {
@@ -34,6 +36,17 @@ type (
 		Servers      []serverDoc     `json:"servers"`
 		ServerGroups []groupDoc      `json:"server_groups"`
 		Settings     json.RawMessage `json:"settings"`
+		Allocations  []allocationDoc `json:"allocations"`
+	}
+	// allocationDoc is one consumer's allocations (Placement's shape, keyed
+	// by provider name or uuid); on input they add to the providers'
+	// usages, which is all the core reads of them.
+	allocationDoc struct {
+		Consumer     string                      `json:"consumer"`
+		ProjectID    string                      `json:"project_id"`
+		UserID       string                      `json:"user_id"`
+		ConsumerType string                      `json:"consumer_type"`
+		Resources    map[string]map[string]int64 `json:"resources"`
 	}
 	providerDoc struct {
 		UUID        string               `json:"uuid"`
@@ -199,6 +212,7 @@ func decodeWorldDoc(data []byte, path string) (*typedWorldDoc, error) {
 		{"flavors", raw.Flavors, func() any { return new(flavorDoc) }},
 		{"servers", raw.Servers, func() any { return new(serverDoc) }},
 		{"server_groups", raw.ServerGroups, func() any { return new(groupDoc) }},
+		{"allocations", raw.Allocations, func() any { return new(allocationDoc) }},
 	}
 	for _, l := range lists {
 		for i, item := range l.items {
@@ -288,6 +302,9 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 		w.Providers[i].ParentUUID = &u
 	}
 	if err := setRoots(w.Providers, path); err != nil {
+		return nil, err
+	}
+	if err := addAllocations(w.Providers, doc.Allocations, provs, path); err != nil {
 		return nil, err
 	}
 
@@ -550,4 +567,42 @@ func EncodeWorld(w io.Writer, world *World) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
+}
+
+// addAllocations adds each consumer's allocations to its providers'
+// usages.
+func addAllocations(ps []Provider, allocs []allocationDoc, provs *refIndex, path string) error {
+	copied := make([]bool, len(ps))
+	for i, a := range allocs {
+		at := JoinPath(path, fmt.Sprintf("allocations[%d]", i))
+		if a.Consumer == "" {
+			return E(Invalid, at+".consumer", "an allocation needs its consumer")
+		}
+		refs := make([]string, 0, len(a.Resources))
+		for ref := range a.Resources {
+			refs = append(refs, ref)
+		}
+		sort.Strings(refs)
+		for _, ref := range refs {
+			j, ok := provs.find(ref)
+			if !ok {
+				return E(Invalid, at+".resources", "no provider named %q", ref)
+			}
+			if !copied[j] {
+				copied[j] = true
+				u := make(map[string]int64, len(ps[j].Usages))
+				for k, v := range ps[j].Usages {
+					u[k] = v
+				}
+				ps[j].Usages = u
+			}
+			for rc, n := range a.Resources[ref] {
+				if rc == "" || n < 1 {
+					return E(Invalid, at+".resources."+ref, "class %q: an amount is at least 1, got %d", rc, n)
+				}
+				ps[j].Usages[rc] += n
+			}
+		}
+	}
+	return nil
 }

@@ -136,3 +136,26 @@ func TestDecodeWorldErrors(t *testing.T) {
 		t.Errorf("message %q", err.Error())
 	}
 }
+
+// TestWorldAllocations: a world's allocations add to its providers' usages.
+func TestWorldAllocations(t *testing.T) {
+	w, err := DecodeWorldJSON([]byte(`{"providers": [{"name": "cn1", "inventories": {"VCPU": {"total": 8, "allocation_ratio": 1}}, "usages": {"VCPU": 1}}],
+		"allocations": [{"consumer": "c1", "project_id": "p", "user_id": "u", "resources": {"cn1": {"VCPU": 2, "MEMORY_MB": 512}}},
+		                {"consumer": "c2", "resources": {"cn1": {"VCPU": 3}}}]}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Providers[0].Usages; got["VCPU"] != 6 || got["MEMORY_MB"] != 512 {
+		t.Errorf("usages %v", got)
+	}
+	for doc, want := range map[string]string{
+		`{"providers": [{"name": "cn1"}], "allocations": [{"consumer": "c", "resources": {"cn2": {"VCPU": 1}}}]}`: `allocations[0].resources: no provider named "cn2"`,
+		`{"providers": [{"name": "cn1"}], "allocations": [{"consumer": "c", "resources": {"cn1": {"VCPU": 0}}}]}`: "an amount is at least 1",
+		`{"providers": [{"name": "cn1"}], "allocations": [{"resources": {"cn1": {"VCPU": 1}}}]}`:                  "needs its consumer",
+		`{"providers": [{"name": "cn1"}], "allocations": [{"consumer": "c", "bogus": 1}]}`:                         "bogus",
+	} {
+		if _, err := DecodeWorldJSON([]byte(doc), ""); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", doc, err, want)
+		}
+	}
+}

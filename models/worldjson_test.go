@@ -152,7 +152,7 @@ func TestWorldAllocations(t *testing.T) {
 		`{"providers": [{"name": "cn1"}], "allocations": [{"consumer": "c", "resources": {"cn2": {"VCPU": 1}}}]}`: `allocations[0].resources: no provider named "cn2"`,
 		`{"providers": [{"name": "cn1"}], "allocations": [{"consumer": "c", "resources": {"cn1": {"VCPU": 0}}}]}`: "an amount is at least 1",
 		`{"providers": [{"name": "cn1"}], "allocations": [{"resources": {"cn1": {"VCPU": 1}}}]}`:                  "needs its consumer",
-		`{"providers": [{"name": "cn1"}], "allocations": [{"consumer": "c", "bogus": 1}]}`:                         "bogus",
+		`{"providers": [{"name": "cn1"}], "allocations": [{"consumer": "c", "bogus": 1}]}`:                        "bogus",
 	} {
 		if _, err := DecodeWorldJSON([]byte(doc), ""); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", doc, err, want)

@@ -12,7 +12,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	js "corral/handlers/jsonschema"
 	"corral/models"
+	"corral/models/pycompat"
 	"corral/models/store"
 )
 
@@ -186,7 +188,7 @@ func (api *API) listAggregates(c echo.Context) error {
 	return writeJSON(c, http.StatusOK, doc{{"aggregates", out}})
 }
 
-func (api *API) bodyFor(c echo.Context, s Schema) (*Object, *Fault) {
+func (api *API) bodyFor(c echo.Context, s js.Schema) (*pycompat.Object, *Fault) {
 	if f := checkContentType(c); f != nil {
 		return nil, f
 	}
@@ -214,7 +216,7 @@ func (api *API) createAggregate(c echo.Context) error {
 		return writeFault(c, f)
 	}
 	av, _ := body.Get("aggregate")
-	in := av.(*Object)
+	in := av.(*pycompat.Object)
 	nv, _ := in.Get("name")
 	a := &models.Aggregate{Name: strings.TrimSpace(nv.(string)), Metadata: map[string]string{}}
 	if z, ok := in.Get("availability_zone"); ok {
@@ -285,7 +287,7 @@ func (api *API) zoneCheck(ctx context.Context, a *models.Aggregate, az *string, 
 		return nil, err
 	}
 	if len(conflicts) > 0 {
-		return faultf(status, fmt.Sprintf("%s %d. Reason: One or more hosts already in availability zone(s) %s.", verb, a.ID, pyRepr(conflicts))), nil
+		return faultf(status, fmt.Sprintf("%s %d. Reason: One or more hosts already in availability zone(s) %s.", verb, a.ID, pycompat.Repr(conflicts))), nil
 	}
 	return nil, nil
 }
@@ -304,7 +306,7 @@ func (api *API) updateAggregate(c echo.Context) error {
 		return writeFault(c, f)
 	}
 	av, _ := body.Get("aggregate")
-	in := av.(*Object)
+	in := av.(*pycompat.Object)
 	name := a.Name
 	if nv, ok := in.Get("name"); ok {
 		name = strings.TrimSpace(nv.(string))
@@ -379,8 +381,8 @@ func (api *API) aggregateAction(c echo.Context) error {
 		return writeFault(c, f)
 	}
 	// Nova picks the action from the body's only key before validating.
-	v, err := DecodeOrdered(raw)
-	o, isObj := v.(*Object)
+	v, err := pycompat.DecodeJSON(raw)
+	o, isObj := v.(*pycompat.Object)
 	if err != nil || !isObj || len(o.Keys) != 1 {
 		return writeFault(c, faultf(http.StatusBadRequest, "Malformed request body"))
 	}
@@ -409,9 +411,9 @@ func (api *API) findHost(ctx context.Context, name string) (*models.Provider, er
 	return nil, nil
 }
 
-func hostOf(body *Object, action string) string {
+func hostOf(body *pycompat.Object, action string) string {
 	av, _ := body.Get(action)
-	h, _ := av.(*Object).Get("host")
+	h, _ := av.(*pycompat.Object).Get("host")
 	return h.(string)
 }
 
@@ -447,7 +449,7 @@ func (api *API) addHost(c echo.Context, raw []byte) error {
 		}
 		if len(conflicts) > 0 {
 			return writeFault(c, faultf(http.StatusConflict, fmt.Sprintf(
-				"Cannot add host to aggregate %d. Reason: One or more hosts already in availability zone(s) %s.", a.ID, pyRepr(conflicts))))
+				"Cannot add host to aggregate %d. Reason: One or more hosts already in availability zone(s) %s.", a.ID, pycompat.Repr(conflicts))))
 		}
 	}
 	exists := faultf(http.StatusConflict, fmt.Sprintf("Aggregate %d already has host %s.", a.ID, host))
@@ -528,8 +530,8 @@ func (api *API) setMetadata(c echo.Context, raw []byte) error {
 		return writeFault(c, f)
 	}
 	sv, _ := body.Get("set_metadata")
-	mv, _ := sv.(*Object).Get("metadata")
-	meta := mv.(*Object)
+	mv, _ := sv.(*pycompat.Object).Get("metadata")
+	meta := mv.(*pycompat.Object)
 	if zv, ok := meta.Get("availability_zone"); ok {
 		var az *string
 		if s, ok := zv.(string); ok {

@@ -10,6 +10,7 @@ import (
 
 	"corral/handlers"
 	"corral/models"
+	"corral/models/pycompat"
 	"corral/models/store"
 )
 
@@ -150,7 +151,7 @@ func ParseQuotaSetUpdate(v Version, raw []byte) (QuotaSetUpdate, *Fault) {
 		return QuotaSetUpdate{}, f
 	}
 	qv, _ := root.Get("quota_set")
-	qs := qv.(*Object)
+	qs := qv.(*pycompat.Object)
 	u := QuotaSetUpdate{Set: map[string]int{}}
 	if fv, ok := qs.Get("force"); ok {
 		u.Force = truthy(fv)
@@ -163,7 +164,7 @@ func ParseQuotaSetUpdate(v Version, raw []byte) (QuotaSetUpdate, *Fault) {
 		n, err := quotaInt(qs.Vals[k])
 		if err != nil {
 			return QuotaSetUpdate{}, faultf(http.StatusBadRequest, fmt.Sprintf(
-				"Invalid input for field/attribute %s. Value: %s. not an integer", k, pyStr(qs.Vals[k])))
+				"Invalid input for field/attribute %s. Value: %s. not an integer", k, pycompat.Str(qs.Vals[k])))
 		}
 		if !QuotaTracked(k) {
 			if n != -1 && u.Untracked == "" {
@@ -180,8 +181,8 @@ func ParseQuotaSetUpdate(v Version, raw []byte) (QuotaSetUpdate, *Fault) {
 // within -1 … MAX_INT).
 func quotaInt(x any) (int, error) {
 	switch t := x.(type) {
-	case Int:
-		return strconv.Atoi(canonicalInt(t.Lit))
+	case pycompat.Int:
+		return strconv.Atoi(pycompat.CanonicalInt(t.Lit))
 	case string:
 		return strconv.Atoi(t)
 	}

@@ -12,6 +12,7 @@ import (
 	"corral/handlers"
 	"corral/models"
 	"corral/models/placement"
+	"corral/models/pycompat"
 	"corral/models/store"
 )
 
@@ -258,17 +259,6 @@ func (api *API) showProvider(c echo.Context) error {
 	return c.JSON(http.StatusOK, serializeProvider(p, v))
 }
 
-func providerSchema(v placement.Version, create bool) objectSchema {
-	s := objectSchema{props: []prop{{name: "name", kind: kString, maxLen: 200}}, required: []string{"name"}}
-	if create {
-		s.props = append(s.props, prop{name: "uuid", kind: kUUID})
-	}
-	if v.AtLeast(14) {
-		s.props = append(s.props, prop{name: "parent_provider_uuid", kind: kUUIDOrNull})
-	}
-	return s
-}
-
 // createProvider is POST /resource_providers: 201 without a body below
 // 1.20, 200 with the provider from 1.20; Location either way.
 func (api *API) createProvider(c echo.Context) error {
@@ -281,18 +271,18 @@ func (api *API) createProvider(c echo.Context) error {
 	if perr != nil {
 		return perr
 	}
-	p := &models.Provider{Name: obj["name"].(string)}
-	if s, ok := obj["uuid"].(string); ok && s != "" {
+	p := &models.Provider{Name: obj.Vals["name"].(string)}
+	if s, ok := obj.Vals["uuid"].(string); ok && s != "" {
 		// Placement normalises a uuid sent without dashes into the dashed form.
 		id, err := uuid.Parse(s)
 		if err != nil {
-			return invalid("%s is not a 'uuid'", pyRepr(s))
+			return invalid("%s is not a 'uuid'", pycompat.Repr(s))
 		}
 		p.UUID = id.String()
 	} else {
 		p.UUID = uuid.NewString()
 	}
-	if s, ok := obj["parent_provider_uuid"].(string); ok {
+	if s, ok := obj.Vals["parent_provider_uuid"].(string); ok {
 		p.ParentUUID = &s
 	}
 	err := api.env.Store.CreateProvider(c.Request().Context(), handlers.Actor(c), p)
@@ -338,8 +328,8 @@ func (api *API) updateProvider(c echo.Context) error {
 	if perr != nil {
 		return perr
 	}
-	name := obj["name"].(string)
-	parentVal, setParent := obj["parent_provider_uuid"]
+	name := obj.Vals["name"].(string)
+	parentVal, setParent := obj.Vals["parent_provider_uuid"]
 	var newParent *string
 	if s, ok := parentVal.(string); ok {
 		newParent = &s

@@ -3,11 +3,13 @@ package placementapi
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
 	"corral/models"
 	"corral/models/placement"
+	"corral/models/pycompat"
 )
 
 // queryParam is one query-string parameter, in the order sent.
@@ -85,11 +87,16 @@ func parseListQuery(raw string, v placement.Version) (*providerFilter, *Error) {
 			isUUID[p.name] = p.uuid
 		}
 	}
+	// jsonschema lists each unexpected parameter once, sorted.
 	var extra []string
 	for _, p := range params {
-		if !allowed[p.key] {
-			extra = append(extra, pyRepr(p.key))
+		if !allowed[p.key] && !slices.Contains(extra, p.key) {
+			extra = append(extra, p.key)
 		}
+	}
+	slices.Sort(extra)
+	for i, k := range extra {
+		extra[i] = pycompat.Repr(k)
 	}
 	if len(extra) > 0 {
 		verb := "was"
@@ -111,7 +118,7 @@ func parseListQuery(raw string, v placement.Version) (*providerFilter, *Error) {
 	for _, p := range params {
 		if isUUID[p.key] {
 			if s := last(p.key); !placement.IsUUIDLike(*s) {
-				return nil, badRequest(fmt.Sprintf("Invalid query string parameters: %s is not a 'uuid'", pyRepr(*s)))
+				return nil, badRequest(fmt.Sprintf("Invalid query string parameters: %s is not a 'uuid'", pycompat.Repr(*s)))
 			}
 		}
 	}

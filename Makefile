@@ -7,6 +7,8 @@ FUZZTIME ?= 5s
 FUZZ_TARGETS := \
 	./models/placement:FuzzParseMemberOf \
 	./models/scheduling:FuzzParseRequirement \
+	./models/pycompat:FuzzPyString \
+	./handlers/jsonschema:FuzzValidate \
 	./handlers/placementapi:FuzzParseListQuery \
 	./handlers/compute:FuzzParseServerGroupCreate \
 	./handlers/compute:FuzzParseQuotaSetUpdate

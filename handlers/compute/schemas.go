@@ -6,15 +6,15 @@ import js "corral/handlers/jsonschema"
 // (nova/api/openstack/compute/schemas/{server_groups,aggregates}.py).
 
 func nameSchema() js.Schema {
-	return js.Schema{js.Type("string"), js.NameFormat("name", isName, reasonName), js.MinLength(1), js.MaxLength(255)}
+	return js.Schema{js.Type("string"), js.MinLength(1), js.MaxLength(255), js.NameFormat("name", isName, reasonName)}
 }
 
 func nameWithSpacesSchema() js.Schema {
-	return js.Schema{js.Type("string"), js.NameFormat("name_with_leading_trailing_spaces", isNameWithSpaces, reasonNameWithSpaces), js.MinLength(1), js.MaxLength(255)}
+	return js.Schema{js.Type("string"), js.MinLength(1), js.MaxLength(255), js.NameFormat("name_with_leading_trailing_spaces", isNameWithSpaces, reasonNameWithSpaces)}
 }
 
 func azNameSchema() js.Schema {
-	return js.Schema{js.Type("string"), js.NameFormat("az_name", isAZName, reasonAZName), js.MinLength(1), js.MaxLength(255)}
+	return js.Schema{js.Type("string"), js.MinLength(1), js.MaxLength(255), js.NameFormat("az_name", isAZName, reasonAZName)}
 }
 
 func positiveInteger() js.Schema {

@@ -41,7 +41,7 @@ func queryMessage(e *js.Error) string {
 
 // decodeBody parses a request body; an empty body is JSON null, which the
 // schemas then refuse with "None is not of type 'object'".
-func decodeBody(raw []byte) (any, *Fault) {
+func decodeBody(raw []byte) (any, error) {
 	if len(strings.TrimSpace(string(raw))) == 0 {
 		return nil, nil
 	}
@@ -52,7 +52,7 @@ func decodeBody(raw []byte) (any, *Fault) {
 	return v, nil
 }
 
-func validateBody(s js.Schema, raw []byte) (*pycompat.Object, *Fault) {
+func validateBody(s js.Schema, raw []byte) (*pycompat.Object, error) {
 	v, f := decodeBody(raw)
 	if f != nil {
 		return nil, f
@@ -86,7 +86,7 @@ func queryObject(q url.Values) *pycompat.Object {
 	return o
 }
 
-func validateQuery(s js.Schema, q url.Values) *Fault {
+func validateQuery(s js.Schema, q url.Values) error {
 	if e := js.Nova.Validate(s, queryObject(q)); e != nil {
 		return faultf(http.StatusBadRequest, queryMessage(e))
 	}

@@ -145,7 +145,7 @@ var (
 		js.Required("aggregate"),
 		js.NoAdditional([]string{"aggregate"}),
 	}
-	fqdn = js.Schema{js.Type("string"), js.Pattern(`^[a-zA-Z0-9-._]*$`), js.MinLength(1), js.MaxLength(255)}
+	fqdn = js.Schema{js.Type("string"), js.MinLength(1), js.MaxLength(255), js.Pattern(`^[a-zA-Z0-9-._]*$`)}
 
 	metadataKey     = `^[a-zA-Z0-9-_:. ]{1,255}$`
 	metadataWithNil = js.Schema{

@@ -24,7 +24,7 @@ type ServerGroupSpec struct {
 
 // ParseServerGroupCreate validates a POST /os-server-groups body for
 // microversion v, with Nova's schema and its post-schema checks.
-func ParseServerGroupCreate(v Version, raw []byte) (ServerGroupSpec, *Fault) {
+func ParseServerGroupCreate(v Version, raw []byte) (ServerGroupSpec, error) {
 	root, f := validateBody(serverGroupCreateSchema(v), raw)
 	if f != nil {
 		return ServerGroupSpec{}, f
@@ -61,7 +61,7 @@ func ParseServerGroupCreate(v Version, raw []byte) (ServerGroupSpec, *Fault) {
 // ruleInt reads a schema-checked positive integer (number or digit string).
 // Nova keeps arbitrarily large values; corral stores an int32-sized one and
 // refuses anything bigger instead of overflowing.
-func ruleInt(x any) (int, *Fault) {
+func ruleInt(x any) (int, error) {
 	var n *big.Int
 	switch t := x.(type) {
 	case pycompat.Int:
@@ -89,7 +89,7 @@ type ServerGroupListParams struct {
 // ParseServerGroupList validates the index query for version v and applies
 // Nova's pagination rules: the last value of a repeated parameter wins,
 // limit=0 or above the maximum means the maximum.
-func ParseServerGroupList(v Version, q url.Values) (ServerGroupListParams, *Fault) {
+func ParseServerGroupList(v Version, q url.Values) (ServerGroupListParams, error) {
 	s := sgIndexQueryV21
 	if v.AtLeast(2, 75) {
 		s = sgIndexQueryV275
@@ -122,7 +122,7 @@ func ParseServerGroupList(v Version, q url.Values) (ServerGroupListParams, *Faul
 
 // pageInt is oslo's validate_integer(value, name, min_value=0); values
 // beyond int range saturate (they only ever mean "past the end").
-func pageInt(name, s string) (int, *Fault) {
+func pageInt(name, s string) (int, error) {
 	t := strings.TrimSpace(s)
 	n, ok := new(big.Int).SetString(strings.TrimPrefix(t, "+"), 10)
 	if !ok || t == "" {
@@ -138,7 +138,7 @@ func pageInt(name, s string) (int, *Fault) {
 }
 
 // ParseServerGroupShowQuery: from 2.102 a show takes no query parameters.
-func ParseServerGroupShowQuery(v Version, q url.Values) *Fault {
+func ParseServerGroupShowQuery(v Version, q url.Values) error {
 	if !v.AtLeast(2, 102) {
 		return nil
 	}
@@ -173,7 +173,7 @@ func FormatServerGroup(v Version, g *models.ServerGroup) any {
 }
 
 // groupNotFound is Nova's InstanceGroupNotFound.
-func groupNotFound(id string) *Fault {
+func groupNotFound(id string) error {
 	return faultf(http.StatusNotFound, fmt.Sprintf("Instance group %s could not be found.", id))
 }
 

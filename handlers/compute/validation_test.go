@@ -114,7 +114,8 @@ func TestParseServerGroupCreate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.v.String()+" "+tt.body[:min(len(tt.body), 60)], func(t *testing.T) {
-			got, f := ParseServerGroupCreate(tt.v, []byte(tt.body))
+			got, fErr := ParseServerGroupCreate(tt.v, []byte(tt.body))
+			f := faultOf(fErr)
 			if tt.msg != "" {
 				if f == nil {
 					t.Fatalf("accepted as %+v, want 400 %q", got, tt.msg)
@@ -164,7 +165,8 @@ func TestParseServerGroupList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, f := ParseServerGroupList(tt.v, q)
+			got, fErr := ParseServerGroupList(tt.v, q)
+			f := faultOf(fErr)
 			if tt.msg != "" {
 				if f == nil || f.Status != 400 || f.Message != tt.msg {
 					t.Fatalf("got %+v %v, want 400 %q", got, f, tt.msg)
@@ -183,14 +185,14 @@ func TestParseServerGroupList(t *testing.T) {
 
 func TestShowQueryStrictFrom2102(t *testing.T) {
 	q := url.Values{"foo": {"1"}}
-	if f := ParseServerGroupShowQuery(Version{2, 101}, q); f != nil {
+	if f := faultOf(ParseServerGroupShowQuery(Version{2, 101}, q)); f != nil {
 		t.Errorf("2.101 refused a query: %q", f.Message)
 	}
-	f := ParseServerGroupShowQuery(Version{2, 102}, q)
+	f := faultOf(ParseServerGroupShowQuery(Version{2, 102}, q))
 	if f == nil || f.Message != "Additional properties are not allowed ('foo' was unexpected)" {
 		t.Errorf("2.102 = %v", f)
 	}
-	if f := ParseServerGroupShowQuery(Version{2, 102}, url.Values{}); f != nil {
+	if f := faultOf(ParseServerGroupShowQuery(Version{2, 102}, url.Values{})); f != nil {
 		t.Errorf("2.102 refused an empty query: %q", f.Message)
 	}
 }
@@ -236,7 +238,8 @@ func TestAggregateSchemas(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, f := validateBody(tt.schema, []byte(tt.body))
+			_, fErr := validateBody(tt.schema, []byte(tt.body))
+			f := faultOf(fErr)
 			switch {
 			case tt.msg == "" && f != nil:
 				t.Fatalf("refused: %q", f.Message)
@@ -281,4 +284,12 @@ func TestNames(t *testing.T) {
 			t.Errorf("isAZName(%q) = %v", tt.s, got)
 		}
 	}
+}
+
+// faultOf is the fault an error renders as, or nil.
+func faultOf(err error) *Fault {
+	if err == nil {
+		return nil
+	}
+	return asFault(err)
 }

@@ -218,10 +218,10 @@ func (api *API) createAggregate(c echo.Context) error {
 	av, _ := body.Get("aggregate")
 	in := av.(*pycompat.Object)
 	nv, _ := in.Get("name")
-	a := &models.Aggregate{Name: strings.TrimSpace(nv.(string)), Metadata: map[string]string{}}
+	a := &models.Aggregate{Name: pycompat.Strip(nv.(string)), Metadata: map[string]string{}}
 	if z, ok := in.Get("availability_zone"); ok {
 		if s, _ := z.(string); s != "" {
-			s = strings.TrimSpace(s)
+			s = pycompat.Strip(s)
 			a.AvailabilityZone = &s
 		}
 	}
@@ -309,7 +309,7 @@ func (api *API) updateAggregate(c echo.Context) error {
 	in := av.(*pycompat.Object)
 	name := a.Name
 	if nv, ok := in.Get("name"); ok {
-		name = strings.TrimSpace(nv.(string))
+		name = pycompat.Strip(nv.(string))
 	}
 	var newAZ *string
 	zv, setAZ := in.Get("availability_zone")

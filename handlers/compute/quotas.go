@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -184,7 +185,9 @@ func quotaInt(x any) (int, error) {
 	case pycompat.Int:
 		return strconv.Atoi(pycompat.CanonicalInt(t.Lit))
 	case string:
-		return strconv.Atoi(t)
+		// The pattern lets one final newline through, which Python's
+		// int() ignores.
+		return strconv.Atoi(strings.TrimSuffix(t, "\n"))
 	}
 	return 0, fmt.Errorf("not an integer: %v", x)
 }

@@ -67,7 +67,15 @@ func ruleInt(x any) (int, error) {
 	case pycompat.Int:
 		n, _ = new(big.Int).SetString(t.Lit, 10)
 	case string:
-		n, _ = new(big.Int).SetString(t, 10)
+		// The pattern lets one final newline through, which Python's
+		// int() ignores; a bare newline is no number (Nova then fails).
+		digits := strings.TrimSuffix(t, "\n")
+		if digits == "" {
+			return 0, faultf(http.StatusBadRequest, fmt.Sprintf(
+				"Invalid input for field/attribute %s. Value: %s. %s is not an integer",
+				models.RuleMaxServerPerHost, pycompat.Str(x), pycompat.Repr(x)))
+		}
+		n, _ = new(big.Int).SetString(digits, 10)
 	case pycompat.Float:
 		n, _ = big.NewFloat(float64(t)).Int(nil)
 	}

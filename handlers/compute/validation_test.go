@@ -106,6 +106,11 @@ func TestParseServerGroupCreate(t *testing.T) {
 			msg: "Invalid input for field/attribute name. Value: 5. 5 is not of type 'string'"},
 		{v: Version{2, 64}, body: `{"server_group":"x"}`,
 			msg: "Invalid input for field/attribute server_group. Value: x. 'x' is not of type 'object'"},
+		// Python's $ takes a final newline, and int() then ignores it.
+		{v: Version{2, 64}, body: `{"server_group":{"name":"g","policy":"anti-affinity","rules":{"max_server_per_host":"3\n"}}}`,
+			want: ServerGroupSpec{Name: "g", Policy: "anti-affinity", Rules: map[string]int{"max_server_per_host": 3}}},
+		{v: Version{2, 64}, body: `{"server_group":{"name":"g","policy":"anti-affinity","rules":{"max_server_per_host":"\n"}}}`,
+			msg: "Invalid input for field/attribute max_server_per_host. Value: \n. '\\n' is not an integer"},
 		{v: Version{2, 64}, body: `{}`, msg: "'server_group' is a required property"},
 		{v: Version{2, 15}, body: `[]`, msg: "[] is not of type 'object'"},
 		{v: Version{2, 15}, body: ``, msg: "None is not of type 'object'"},

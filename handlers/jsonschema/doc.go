@@ -34,9 +34,15 @@
 // the same depth, anyOf/oneOf only when nothing else failed there, and then
 // the deepest error inside that anyOf/oneOf.
 //
-// To add a schema for a new endpoint, copy the upstream schema keyword by
-// keyword, in its order; keywords not provided here (allOf, $ref, …) are
-// added as one more type implementing Keyword, with jsonschema's message.
-// The oracle test compares the first error with Python's jsonschema on
-// generated instances: add the new schema there, in both languages.
+// To add a schema for a new endpoint (Placement's inventories, allocations,
+// allocation candidates, …), copy the upstream schema keyword by keyword, in
+// its order, and validate the body in the service's dialect before reading
+// it. A keyword not provided yet (allOf, minProperties, …) is one more type
+// in this package implementing Keyword, with jsonschema's message. Then add
+// the schema to the service's oracle test
+// (handlers/placementapi/schema_oracle_test.go,
+// handlers/compute/schema_oracle_test.go): the upstream schema in Python,
+// yours in Go, and a valid body or two as seeds; jsonschematest derives
+// hundreds of awkward bodies from them and compares every message with
+// Python's jsonschema (or with nova-api's own validator).
 package jsonschema

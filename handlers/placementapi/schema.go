@@ -65,6 +65,19 @@ var (
 	}
 )
 
+// traitsSchema is SET_TRAITS_FOR_RP_SCHEMA (placement/schemas/trait.py),
+// the body of PUT /resource_providers/{uuid}/traits (1.6+), which is not
+// served yet.
+var traitsSchema = js.Schema{
+	js.Type("object"),
+	js.Properties(
+		js.Prop{Name: "traits", Schema: js.Schema{js.Type("array"), js.Items(js.Schema{js.Type("string"), js.MinLength(1), js.MaxLength(255)})}},
+		js.Prop{Name: "resource_provider_generation", Schema: js.Schema{js.Type("integer")}},
+	),
+	js.Required("traits", "resource_provider_generation"),
+	js.NoAdditional([]string{"traits", "resource_provider_generation"}),
+}
+
 // readJSON reads the body of a write: Placement wants Content-Type
 // application/json, and a body that parses. The value is as json.loads
 // returns it (pycompat values), for the schemas and their messages.

@@ -1,6 +1,7 @@
 package placementapi
 
 import (
+	"strings"
 	"testing"
 
 	js "corral/handlers/jsonschema"
@@ -10,7 +11,7 @@ import (
 )
 
 // placementSchemas are Placement's body schemas as placement/schemas/
-// {resource_provider,aggregate}.py declare them, checked as
+// {resource_provider,aggregate,trait}.py declare them, checked as
 // placement.util.extract_json does: jsonschema.validate with a format
 // checker whose "uuid" is oslo's is_uuid_like.
 const placementSchemas = `
@@ -63,7 +64,22 @@ def placement(schema):
         return None
     return check
 
+TRAIT = {"type": "string", "minLength": 1, "maxLength": 255}
+CUSTOM_TRAIT = copy.deepcopy(TRAIT)
+CUSTOM_TRAIT.update({"pattern": "^CUSTOM_[A-Z0-9_]+$"})
+PUT_TRAITS_SCHEMA = {
+    "type": "object",
+    "properties": {"traits": {"type": "array", "items": CUSTOM_TRAIT}},
+    "required": ["traits"],
+    "additionalProperties": False,
+}
+SET_TRAITS_FOR_RP_SCHEMA = copy.deepcopy(PUT_TRAITS_SCHEMA)
+SET_TRAITS_FOR_RP_SCHEMA["properties"]["traits"]["items"] = TRAIT
+SET_TRAITS_FOR_RP_SCHEMA["properties"]["resource_provider_generation"] = {"type": "integer"}
+SET_TRAITS_FOR_RP_SCHEMA["required"].append("resource_provider_generation")
+
 SCHEMAS = {
+    "traits": placement(SET_TRAITS_FOR_RP_SCHEMA),
     "provider_create": placement(POST_RESOURCE_PROVIDER_SCHEMA),
     "provider_update": placement(PUT_RESOURCE_PROVIDER_SCHEMA),
     "provider_create_v1_14": placement(POST_RP_SCHEMA_V1_14),
@@ -90,9 +106,10 @@ func TestSchemasAgainstJSONSchema(t *testing.T) {
 		{"provider_update_v1_14", providerSchema(placement.V(39), false),
 			[]string{`{"name": "p", "parent_provider_uuid": null}`, `{"name": "p", "parent_provider_uuid": "` + u2 + `"}`}},
 		{"aggregates_v1_1", aggregateList, []string{`["` + u1 + `", "` + u2 + `"]`, `[]`}},
+		{"traits", traitsSchema, []string{`{"traits": ["HW_CPU_X86_AVX2", "CUSTOM_GOLD"], "resource_provider_generation": 1}`}},
 		{"aggregates_v1_19", aggregatesSchema119, []string{`{"aggregates": ["` + u1 + `"], "resource_provider_generation": 3}`}},
 	}
-	pool := []any{u1, u2, []any{u1, u1}, []any{u1, pycompat.Int{Lit: "1"}}, pycompat.Float(3), pycompat.Float(1e300)}
+	pool := []any{"CUSTOM_X", strings.Repeat("T", 256), u1, u2, []any{u1, u1}, []any{u1, pycompat.Int{Lit: "1"}}, pycompat.Float(3), pycompat.Float(1e300)}
 	var cases []jsonschematest.Case
 	for i, sc := range schemas {
 		for _, b := range append(jsonschematest.Mutations(sc.seeds, pool, 700, int64(i)), sc.seeds...) {

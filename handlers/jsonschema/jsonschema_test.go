@@ -3,6 +3,7 @@ package jsonschema
 import (
 	"strconv"
 	"testing"
+	"unicode/utf8"
 
 	"corral/models/pycompat"
 )
@@ -13,13 +14,17 @@ var everyKeyword = Schema{
 	Properties(
 		Prop{Name: "name", Schema: Schema{Type("string"), MinLength(1), MaxLength(8), NameFormat("name", func(s string) bool { return s != "bad" }, "not bad")}},
 		Prop{Name: "n", Schema: Schema{Type("integer", "string"), Pattern(`^-?[0-9]+$`), Minimum(-1), Maximum(9)}},
-		Prop{Name: "list", Schema: Schema{Type("array"), PrefixItems(Schema{EnumStrings("a", "b")}), Items(Schema{Type("string")}), UniqueItems(), MinItems(1), MaxItems(3)}},
-		Prop{Name: "id", Schema: Schema{AnyOf(Schema{Type("string"), Format("uuid", func(s string) bool { return len(s) == 4 })}, Schema{Type("null")})}},
+		Prop{Name: "list", Schema: Schema{Type("array"), PrefixItems(Schema{EnumStrings("a", "b")}), UniqueItems(), MinItems(1), MaxItems(3)}},
+		Prop{Name: "id", Schema: Schema{AnyOf(Schema{Type("string"), Format("uuid", func(s string) bool { return utf8.RuneCountInString(s) == 4 })}, Schema{Type("null")})}},
 		Prop{Name: "one", Schema: Schema{OneOf(Schema{Type("boolean")}, Schema{Enum(true, "x", nil)})}},
 		Prop{Name: "md", Schema: Schema{Type("object"), PatternProperties(PatternProp{Pattern: `^[a-z]{1,3}$`, Schema: Schema{Type("string", "null")}}), NoAdditional(nil, `^[a-z]{1,3}$`)}},
+		Prop{Name: "tags", Schema: Schema{Type("array"), Items(Schema{Type("string"), MinLength(1)})}},
+		Prop{Name: "counts", Schema: Schema{Type("object"), MinProperties(1), MaxProperties(3),
+			ExtraProperties(Schema{Type("number"), MinimumFloat(0.5), MaximumFloat(2.5)}, nil)}},
+		Prop{Name: "total", Schema: Schema{Type("integer"), Minimum(1), Maximum(2147483647)}},
 	),
 	Required("name"),
-	NoAdditional([]string{"name", "n", "list", "id", "one", "md"}),
+	NoAdditional([]string{"name", "n", "list", "id", "one", "md", "tags", "counts", "total"}),
 }
 
 func TestBestMatchAndFirst(t *testing.T) {

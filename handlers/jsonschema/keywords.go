@@ -4,7 +4,9 @@ import (
 	"math"
 	"math/big"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -234,6 +236,71 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+type extraPropsKW struct {
+	s        Schema
+	names    []string
+	patterns []string
+}
+
+// ExtraProperties is "additionalProperties" given as a schema: every key
+// that is neither one of names nor matches one of patterns must match s.
+// (jsonschema visits them in a set's order; here they go in request order.)
+func ExtraProperties(s Schema, names []string, patterns ...string) Keyword {
+	for _, p := range patterns {
+		compile(p)
+	}
+	return extraPropsKW{s: s, names: names, patterns: patterns}
+}
+
+func (extraPropsKW) name() string { return "additionalProperties" }
+
+func (a extraPropsKW) check(e *eval, _ Schema, v any, path []string) bool {
+	o, ok := v.(*pycompat.Object)
+	if !ok {
+		return true
+	}
+	for _, k := range o.Keys {
+		if contains(a.names, k) || slices.ContainsFunc(a.patterns, func(p string) bool { return pySearch(compile(p), k) }) {
+			continue
+		}
+		if !a.s.check(e, o.Vals[k], with(path, k)) {
+			return false
+		}
+	}
+	return true
+}
+
+type propCountKW struct {
+	n   int
+	max bool
+}
+
+// MinProperties is "minProperties".
+func MinProperties(n int) Keyword { return propCountKW{n: n} }
+
+// MaxProperties is "maxProperties".
+func MaxProperties(n int) Keyword { return propCountKW{n: n, max: true} }
+
+func (p propCountKW) name() string {
+	if p.max {
+		return "maxProperties"
+	}
+	return "minProperties"
+}
+
+func (p propCountKW) check(e *eval, s Schema, v any, path []string) bool {
+	o, ok := v.(*pycompat.Object)
+	switch {
+	case !ok:
+		return true
+	case !p.max && len(o.Keys) < p.n:
+		return e.failf("minProperties", s, v, path, "%s does not have enough properties", repr(v))
+	case p.max && len(o.Keys) > p.n:
+		return e.failf("maxProperties", s, v, path, "%s has too many properties", repr(v))
+	}
+	return true
+}
+
 // ---- arrays
 
 type prefixItemsKW []Schema
@@ -457,17 +524,32 @@ func (en enumKW) check(e *eval, s Schema, v any, path []string) bool {
 }
 
 type boundKW struct {
-	n   int64
-	max bool
+	n     *big.Float
+	shown string // the bound as Python prints it
+	max   bool
 }
 
 // Minimum is "minimum". In the Nova dialect it also applies to strings
 // and booleans Python's int() or float() can read, as Nova's validator
 // converts them first.
-func Minimum(n int64) Keyword { return boundKW{n: n} }
+func Minimum(n int64) Keyword {
+	return boundKW{n: new(big.Float).SetInt64(n), shown: strconv.FormatInt(n, 10)}
+}
 
 // Maximum is "maximum", read as Minimum is.
-func Maximum(n int64) Keyword { return boundKW{n: n, max: true} }
+func Maximum(n int64) Keyword {
+	return boundKW{n: new(big.Float).SetInt64(n), shown: strconv.FormatInt(n, 10), max: true}
+}
+
+// MinimumFloat is "minimum" with a float bound (printed as Python does).
+func MinimumFloat(f float64) Keyword {
+	return boundKW{n: big.NewFloat(f), shown: pycompat.ReprFloat(f)}
+}
+
+// MaximumFloat is "maximum" with a float bound.
+func MaximumFloat(f float64) Keyword {
+	return boundKW{n: big.NewFloat(f), shown: pycompat.ReprFloat(f), max: true}
+}
 
 func (b boundKW) name() string {
 	if b.max {
@@ -481,12 +563,12 @@ func (b boundKW) check(e *eval, s Schema, v any, path []string) bool {
 	if !ok {
 		return true
 	}
-	c := n.Cmp(new(big.Float).SetInt64(b.n))
+	c := n.Cmp(b.n)
 	switch {
 	case !b.max && c < 0:
-		return e.failf("minimum", s, v, path, "%s is less than the minimum of %d", shown, b.n)
+		return e.failf("minimum", s, v, path, "%s is less than the minimum of %s", shown, b.shown)
 	case b.max && c > 0:
-		return e.failf("maximum", s, v, path, "%s is greater than the maximum of %d", shown, b.n)
+		return e.failf("maximum", s, v, path, "%s is greater than the maximum of %s", shown, b.shown)
 	}
 	return true
 }

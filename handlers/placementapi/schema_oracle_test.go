@@ -11,7 +11,8 @@ import (
 )
 
 // placementSchemas are Placement's body schemas as placement/schemas/
-// {resource_provider,aggregate,trait}.py declare them, checked as
+// {resource_provider,aggregate,trait}.py declare them (the list query as
+// the dict the query string becomes), checked as
 // placement.util.extract_json does: jsonschema.validate with a format
 // checker whose "uuid" is oslo's is_uuid_like.
 const placementSchemas = `
@@ -78,7 +79,21 @@ SET_TRAITS_FOR_RP_SCHEMA["properties"]["traits"]["items"] = TRAIT
 SET_TRAITS_FOR_RP_SCHEMA["properties"]["resource_provider_generation"] = {"type": "integer"}
 SET_TRAITS_FOR_RP_SCHEMA["required"].append("resource_provider_generation")
 
+GET_RPS_SCHEMA_1_18 = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "uuid": {"type": "string", "format": "uuid"},
+        "member_of": {"type": "string"},
+        "resources": {"type": "string"},
+        "in_tree": {"type": "string", "format": "uuid"},
+        "required": {"type": "string"},
+    },
+    "additionalProperties": False,
+}
+
 SCHEMAS = {
+    "list_query_v1_18": placement(GET_RPS_SCHEMA_1_18),
     "traits": placement(SET_TRAITS_FOR_RP_SCHEMA),
     "provider_create": placement(POST_RESOURCE_PROVIDER_SCHEMA),
     "provider_update": placement(PUT_RESOURCE_PROVIDER_SCHEMA),
@@ -106,6 +121,8 @@ func TestSchemasAgainstJSONSchema(t *testing.T) {
 		{"provider_update_v1_14", providerSchema(placement.V(39), false),
 			[]string{`{"name": "p", "parent_provider_uuid": null}`, `{"name": "p", "parent_provider_uuid": "` + u2 + `"}`}},
 		{"aggregates_v1_1", aggregateList, []string{`["` + u1 + `", "` + u2 + `"]`, `[]`}},
+		{"list_query_v1_18", listQuerySchema(placement.V(18)),
+			[]string{`{"name": "p", "uuid": "` + u1 + `", "member_of": "in:` + u2 + `", "in_tree": "` + u2 + `", "required": "CUSTOM_X"}`}},
 		{"traits", traitsSchema, []string{`{"traits": ["HW_CPU_X86_AVX2", "CUSTOM_GOLD"], "resource_provider_generation": 1}`}},
 		{"aggregates_v1_19", aggregatesSchema119, []string{`{"aggregates": ["` + u1 + `"], "resource_provider_generation": 3}`}},
 	}

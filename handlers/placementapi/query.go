@@ -19,7 +19,7 @@ type queryParam struct {
 }
 
 // orderedQuery parses a raw query keeping the order in which keys first
-// appear: Placement lists unexpected parameters in that order.
+// appear, as dict(req.GET) does; the values it quotes come in that order.
 func orderedQuery(raw string) ([]queryParam, url.Values, *Error) {
 	vals, err := url.ParseQuery(raw)
 	if err != nil {

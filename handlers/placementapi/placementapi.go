@@ -12,7 +12,10 @@ package placementapi
 
 import (
 	"net/http"
+	"runtime"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -35,7 +38,18 @@ var (
 type API struct {
 	env  *handlers.Env
 	snap *store.SnapshotCache[*scheduling.Snapshot]
+	// enc holds the current snapshot's providers encoded as JSON.
+	enc atomic.Pointer[encodedProviders]
+	// large bounds the large lists written at once.
+	large *largeLimit
 }
+
+// Large lists: as many written at once as there are processors; the others
+// wait in line for up to LargeListWait, then get a 503 with Retry-After.
+var (
+	LargeListsAtOnce = runtime.GOMAXPROCS(0)
+	LargeListWait    = 10 * time.Second
+)
 
 // Context keys.
 const (
@@ -55,7 +69,8 @@ const maxBody = 1 << 20
 
 // New returns the API on env's store.
 func New(env *handlers.Env) *API {
-	return &API{env: env, snap: store.NewSnapshotCache(env.Store, scheduling.NewSnapshot)}
+	return &API{env: env, snap: store.NewSnapshotCache(env.Store, scheduling.NewSnapshot),
+		large: newLargeLimit(max(LargeListsAtOnce, 1), LargeListWait)}
 }
 
 // Register mounts the API on g (the "/placement" group). Errors anywhere

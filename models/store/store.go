@@ -45,6 +45,7 @@ type Store struct {
 	db       *gorm.DB // writes (SQLite: BEGIN IMMEDIATE so writers queue)
 	rdb      *gorm.DB // reads (SQLite: deferred transactions, WAL snapshots)
 	postgres bool
+	tokens   tokenCache
 }
 
 // Tables the models package does not describe.

@@ -24,7 +24,6 @@ import (
 	"corral/models"
 	"corral/models/placement"
 	"corral/models/scheduling"
-	"corral/models/store"
 )
 
 // MinVersion and MaxVersion bound the microversions served (Placement 8.0.0
@@ -36,8 +35,7 @@ var (
 
 // API serves the Placement-compatible endpoints from one Env.
 type API struct {
-	env  *handlers.Env
-	snap *store.SnapshotCache[*scheduling.Snapshot]
+	env *handlers.Env
 	// enc holds the current snapshot's providers encoded as JSON.
 	enc atomic.Pointer[encodedProviders]
 	// large bounds the large lists written at once.
@@ -69,8 +67,7 @@ const maxBody = 1 << 20
 
 // New returns the API on env's store.
 func New(env *handlers.Env) *API {
-	return &API{env: env, snap: store.NewSnapshotCache(env.Store, scheduling.NewSnapshot),
-		large: newLargeLimit(max(LargeListsAtOnce, 1), LargeListWait)}
+	return &API{env: env, large: newLargeLimit(max(LargeListsAtOnce, 1), LargeListWait)}
 }
 
 // Register mounts the API on g (the "/placement" group). Errors anywhere
@@ -239,8 +236,9 @@ func (api *API) home(c echo.Context) error {
 	return c.JSON(http.StatusOK, body)
 }
 
-// snapshot returns the current snapshot of the world.
+// snapshot returns the current snapshot of the world, the one every part
+// of the server shares.
 func (api *API) snapshot(c echo.Context) (*scheduling.Snapshot, error) {
-	s, _, err := api.snap.Get(c.Request().Context())
+	s, _, err := api.env.Store.Live().Get(c.Request().Context())
 	return s, err
 }

@@ -46,6 +46,25 @@ func BenchmarkSnapshotBuild(b *testing.B) {
 	}
 }
 
+// BenchmarkSnapshotAggregateUpdate is what a write to one aggregate costs
+// the live snapshot of the 100,000-provider cloud: the aggregate side is
+// indexed again, the provider side shared.
+func BenchmarkSnapshotAggregateUpdate(b *testing.B) {
+	w, s := benchSetup(b)
+	nw := *w
+	nw.Aggregates = append([]models.Aggregate(nil), w.Aggregates...)
+	a := nw.Aggregates[len(nw.Aggregates)/2]
+	a.Metadata = map[string]string{"filter_tenant_id": "project-7"}
+	nw.Aggregates[len(nw.Aggregates)/2] = a
+	changed := map[string]bool{a.UUID: true}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := s.WithAggregates(&nw, changed); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkSnapshotMemory reports the heap a snapshot holds beyond the
 // world it indexes.
 func BenchmarkSnapshotMemory(b *testing.B) {

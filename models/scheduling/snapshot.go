@@ -77,22 +77,11 @@ func NewSnapshot(w *models.World) (*Snapshot, error) {
 		tenantAggs:   map[string][]int32{},
 		azAggs:       map[string][]int32{},
 	}
-	// One backing array for every host's aggregate list keeps the snapshot
-	// to a few allocations even with 25,000 hosts.
 	hostIdx := ix.Hosts()
 	s.hosts = make([]HostState, len(hostIdx))
 	s.hostPos = make(map[string]int, len(hostIdx))
-	total := 0
-	for _, h := range hostIdx {
-		total += len(ix.AggregatesOf(int(h)))
-	}
-	backing := make([]*models.Aggregate, 0, total)
 	for i, h := range hostIdx {
-		start := len(backing)
-		for _, a := range ix.AggregatesOf(int(h)) {
-			backing = append(backing, ix.Aggregate(int(a)))
-		}
-		s.hosts[i] = HostState{Provider: ix.Provider(int(h)), Aggregates: backing[start:len(backing):len(backing)]}
+		s.hosts[i] = HostState{Provider: ix.Provider(int(h))}
 		s.hostPos[ix.Provider(int(h)).Name] = i
 	}
 	byName := make([]int32, len(s.hosts))
@@ -106,6 +95,87 @@ func NewSnapshot(w *models.World) (*Snapshot, error) {
 	}
 	s.byName = byName
 	s.nameHeads = nameHeads(s.hosts)
+	for i := range w.Flavors {
+		f := &w.Flavors[i]
+		s.flavorByName[f.Name] = f
+		if f.ID != "" {
+			s.flavorByID[f.ID] = f
+		}
+	}
+	for i := range w.ServerGroups {
+		g := &w.ServerGroups[i]
+		s.groupByUUID[g.UUID] = g
+		s.groupsByName[g.Name] = append(s.groupsByName[g.Name], g)
+	}
+	for i := range w.Servers {
+		s.serverByUUID[w.Servers[i].UUID] = &w.Servers[i]
+	}
+	s.indexAggregates()
+	return s, nil
+}
+
+// WithAggregates returns a snapshot of w, a world that differs from the
+// snapshot's only in its aggregates (their metadata, members, or which
+// exist): changed names by UUID every aggregate whose members may differ.
+// Everything about providers, flavors, servers and groups is shared with s,
+// so this costs a fraction of NewSnapshot on a large cloud. A world that
+// differs in more is an Internal error: build it with NewSnapshot.
+func (s *Snapshot) WithAggregates(w *models.World, changed map[string]bool) (*Snapshot, error) {
+	old := s.world
+	same := func(a, b int, pa, pb any) bool { return a == b && (a == 0 || pa == pb) }
+	if !same(len(w.Providers), len(old.Providers), firstOf(w.Providers), firstOf(old.Providers)) ||
+		!same(len(w.Flavors), len(old.Flavors), firstOf(w.Flavors), firstOf(old.Flavors)) ||
+		!same(len(w.Servers), len(old.Servers), firstOf(w.Servers), firstOf(old.Servers)) ||
+		!same(len(w.ServerGroups), len(old.ServerGroups), firstOf(w.ServerGroups), firstOf(old.ServerGroups)) {
+		return nil, models.E(models.Internal, "", "WithAggregates: the world differs in more than its aggregates")
+	}
+	ix, err := s.ix.WithAggregates(w.Aggregates, changed)
+	if err != nil {
+		return nil, models.Wrap("update snapshot", err)
+	}
+	ns := &Snapshot{
+		world: w, ix: ix,
+		hostPos: s.hostPos, nameRank: s.nameRank, byName: s.byName, nameHeads: s.nameHeads,
+		flavorByName: s.flavorByName, flavorByID: s.flavorByID,
+		groupByUUID: s.groupByUUID, groupsByName: s.groupsByName, serverByUUID: s.serverByUUID,
+	}
+	ns.hosts = make([]HostState, len(s.hosts))
+	for i := range s.hosts {
+		ns.hosts[i] = HostState{Provider: s.hosts[i].Provider}
+	}
+	ns.indexAggregates()
+	return ns, nil
+}
+
+func firstOf[T any](s []T) *T {
+	if len(s) == 0 {
+		return nil
+	}
+	return &s[0]
+}
+
+// indexAggregates works out everything the snapshot derives from
+// aggregates: each host's aggregates, the tenant views, the aggregates
+// that force the metadata check or isolate, by tenant and by zone.
+func (s *Snapshot) indexAggregates() {
+	ix, w := s.ix, s.world
+	s.tenantAggs = map[string][]int32{}
+	s.azAggs = map[string][]int32{}
+	// One backing array for every host's aggregate list keeps the snapshot
+	// to a few allocations even with 25,000 hosts.
+	hostIdx := ix.Hosts()
+	total := 0
+	for _, h := range hostIdx {
+		total += len(ix.AggregatesOf(int(h)))
+	}
+	backing := make([]*models.Aggregate, 0, total)
+	for i, h := range hostIdx {
+		start := len(backing)
+		for _, a := range ix.AggregatesOf(int(h)) {
+			backing = append(backing, ix.Aggregate(int(a)))
+		}
+		s.hosts[i].Aggregates = backing[start:len(backing):len(backing)]
+	}
 	s.isolating = isolatingAggregates(s)
 	s.tenantViews = buildViews(s, IsTenantKey)
 	tenants := make([]*hostTenants, len(s.tenantViews.reps))
@@ -125,21 +195,6 @@ func NewSnapshot(w *models.World) (*Snapshot, error) {
 			s.forcing[i] = s.forcing[i] || forcingAgg[a]
 		}
 	}
-	for i := range w.Flavors {
-		f := &w.Flavors[i]
-		s.flavorByName[f.Name] = f
-		if f.ID != "" {
-			s.flavorByID[f.ID] = f
-		}
-	}
-	for i := range w.ServerGroups {
-		g := &w.ServerGroups[i]
-		s.groupByUUID[g.UUID] = g
-		s.groupsByName[g.Name] = append(s.groupsByName[g.Name], g)
-	}
-	for i := range w.Servers {
-		s.serverByUUID[w.Servers[i].UUID] = &w.Servers[i]
-	}
 	for a := range w.Aggregates {
 		agg := &w.Aggregates[a]
 		seen := map[string]bool{}
@@ -153,7 +208,6 @@ func NewSnapshot(w *models.World) (*Snapshot, error) {
 			s.azAggs[az] = append(s.azAggs[az], int32(a))
 		}
 	}
-	return s, nil
 }
 
 // maxNameHeads bounds nameHeads: beyond it a reason is checked host by host.

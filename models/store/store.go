@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -46,6 +47,9 @@ type Store struct {
 	rdb      *gorm.DB // reads (SQLite: deferred transactions, WAL snapshots)
 	postgres bool
 	tokens   tokenCache
+	changes  changeLog
+	liveOnce sync.Once
+	live     *Live
 }
 
 // Tables the models package does not describe.
@@ -242,6 +246,26 @@ type txn struct {
 	actor  Actor
 	now    time.Time
 	events int
+	// What the write changed, for the live snapshot (live.go): unless the
+	// write says otherwise, anything may have changed.
+	change change
+}
+
+// touchAggregates declares that the write changed these aggregates (their
+// rows or members) and nothing else of the world.
+func (t *txn) touchAggregates(uuids ...string) {
+	if t.change.kind == changeUnknown || t.change.kind == changeNone {
+		t.change.kind = changeAggregates
+	}
+	t.change.aggregates = append(t.change.aggregates, uuids...)
+}
+
+// keepsWorld declares that the write changed nothing the world holds
+// (users, tokens, drafts, quotas).
+func (t *txn) keepsWorld() {
+	if t.change.kind == changeUnknown {
+		t.change.kind = changeNone
+	}
 }
 
 // write runs fn in one transaction that bumps the revision first. Taking the
@@ -249,15 +273,17 @@ type txn struct {
 // every write, so they cannot deadlock and a conditional UPDATE always sees
 // the previous writer's committed generation.
 func (s *Store) write(ctx context.Context, a Actor, op string, fn func(t *txn) error) error {
+	var rev int64
+	var t *txn
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Exec("UPDATE corral_revision SET revision = revision + 1 WHERE id = 1")
-		if res.Error != nil {
-			return res.Error
+		rev = 0
+		if err := tx.Raw("UPDATE corral_revision SET revision = revision + 1 WHERE id = 1 RETURNING revision").Scan(&rev).Error; err != nil {
+			return err
 		}
-		if res.RowsAffected != 1 {
+		if rev == 0 {
 			return errors.New("revision row is missing")
 		}
-		t := &txn{tx: tx, actor: a, now: time.Now().UTC().Truncate(time.Microsecond)}
+		t = &txn{tx: tx, actor: a, now: time.Now().UTC().Truncate(time.Microsecond)}
 		if err := fn(t); err != nil {
 			return err
 		}
@@ -266,6 +292,9 @@ func (s *Store) write(ctx context.Context, a Actor, op string, fn func(t *txn) e
 		}
 		return nil
 	})
+	if err == nil {
+		s.changes.record(rev, t.change)
+	}
 	return mapErr(op, err)
 }
 

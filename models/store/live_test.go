@@ -1,0 +1,123 @@
+package store_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"corral/models"
+	"corral/models/cloudgen"
+	"corral/models/store"
+	"corral/models/store/storetest"
+)
+
+// TestLiveAppliesAggregateWrites checks that the shared snapshot follows
+// this process's aggregate writes by updating the previous snapshot, keeps
+// it for writes that change nothing of the world, rebuilds for anything
+// else and for writes by another process — and that what it holds is
+// always exactly the world in the database.
+func TestLiveAppliesAggregateWrites(t *testing.T) {
+	storetest.ForEachDSN(t, func(t *testing.T, dsn string) {
+		s, err := store.Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if err := s.ImportWorld(ctx, admin, cloudgen.Generate(cloudgen.Small()), true); err != nil {
+			t.Fatal(err)
+		}
+		live := s.Live()
+		if live != s.Live() {
+			t.Fatal("two live snapshots for one store")
+		}
+		check := func(step string, rebuilds, updates int64) {
+			t.Helper()
+			snap, rev, err := live.Get(ctx)
+			if err != nil {
+				t.Fatalf("%s: %v", step, err)
+			}
+			w, wrev, err := s.LoadWorld(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rev != wrev {
+				t.Errorf("%s: snapshot at revision %d, database at %d", step, rev, wrev)
+			}
+			got, _ := json.Marshal(snap.World().Aggregates)
+			want, _ := json.Marshal(w.Aggregates)
+			if string(got) != string(want) {
+				t.Errorf("%s: the snapshot's aggregates differ from the database's:\n%s\n%s", step, got, want)
+			}
+			if snap.Index().NumAggregates() != len(w.Aggregates) {
+				t.Errorf("%s: index has %d aggregates, world %d", step, snap.Index().NumAggregates(), len(w.Aggregates))
+			}
+			if live.Rebuilds.Load() != rebuilds || live.Updates.Load() != updates {
+				t.Errorf("%s: %d rebuilds and %d updates, want %d and %d", step,
+					live.Rebuilds.Load(), live.Updates.Load(), rebuilds, updates)
+			}
+		}
+		check("first", 1, 0)
+		w, _, _ := s.LoadWorld(ctx)
+		host := w.Providers[0]
+		agg := w.Aggregates[3]
+
+		if _, err := s.UpdateAggregate(ctx, admin, agg.UUID, store.AnyGeneration, func(a *models.Aggregate) error {
+			a.Metadata["filter_tenant_id"] = "project-9"
+			a.Members = append(a.Members, host.UUID)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		check("metadata and members", 1, 1)
+		before, _, _ := live.Get(ctx)
+		found := false
+		for _, a := range before.TenantAggregates("project-9") {
+			found = found || a.UUID == agg.UUID
+		}
+		if !found {
+			t.Error("the tenant index does not have the updated aggregate")
+		}
+
+		created := mustAggregate(t, s, "added-live", &host)
+		check("create", 1, 2)
+		want := int64(3)
+		if err := s.DeleteAggregate(ctx, admin, created.UUID, store.AnyGeneration); err != nil {
+			// Nova refuses to delete an aggregate with hosts: empty it first.
+			if _, err := s.UpdateAggregate(ctx, admin, created.UUID, store.AnyGeneration, func(a *models.Aggregate) error {
+				a.Members = nil
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			check("emptied", 1, 3)
+			if err := s.DeleteAggregate(ctx, admin, created.UUID, store.AnyGeneration); err != nil {
+				t.Fatal(err)
+			}
+			want = 4
+		}
+		check("delete", 1, want)
+
+		// A write that changes nothing of the world keeps the snapshot.
+		snap1, _, _ := live.Get(ctx)
+		updates := live.Updates.Load()
+		if _, err := s.CreateUser(ctx, admin, "live-user", "a-long-enough-password", models.RoleReader, ""); err != nil {
+			t.Fatal(err)
+		}
+		check("user", 1, updates+1)
+		if snap2, _, _ := live.Get(ctx); snap2 != snap1 {
+			t.Error("a new user replaced the snapshot")
+		}
+
+		// A provider write rebuilds.
+		mustProvider(t, s, "live-provider", "")
+		check("provider", 2, updates+1)
+
+		// So does a write by another process (here another store).
+		other, err := store.Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		mustAggregate(t, other, "from-elsewhere")
+		check("other process", 3, updates+1)
+	})
+}

@@ -46,7 +46,7 @@ type state struct {
 	snap  *scheduling.Snapshot
 
 	optsOnce sync.Once
-	opts     views.QueryOptions
+	formOpts views.QueryOptions
 
 	impactOnce sync.Once
 	impact     *impactIndex
@@ -104,8 +104,8 @@ func stateOf(snap *scheduling.Snapshot) *state {
 // options is what the query form offers, worked out on first use: a
 // preview needs none of it.
 func (st *state) options() views.QueryOptions {
-	st.optsOnce.Do(func() { st.opts = formOptions(st.world) })
-	return st.opts
+	st.optsOnce.Do(func() { st.formOpts = formOptions(st.world) })
+	return st.formOpts
 }
 
 // maxAggregateOptions caps the aggregate names the form suggests; a

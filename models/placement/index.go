@@ -22,6 +22,7 @@ type Index struct {
 	// evaluation walks a slice rather than the map.
 	trees    []int32
 	treeKids [][]int32 // children of trees[i]
+	treePos  []int32   // provider → its position in trees, -1 if not there
 
 	aggs      []*models.Aggregate
 	aggByID   map[string]int32
@@ -96,8 +97,13 @@ func NewIndex(providers []models.Provider, aggregates []models.Aggregate) (*Inde
 	}
 
 	ix.treeKids = make([][]int32, len(ix.trees))
+	ix.treePos = make([]int32, n)
+	for i := range ix.treePos {
+		ix.treePos[i] = -1
+	}
 	for i, r := range ix.trees {
 		ix.treeKids[i] = ix.children[r]
+		ix.treePos[r] = int32(i)
 	}
 
 	if err := ix.indexAggregates(aggregates, nil); err != nil {
@@ -115,7 +121,7 @@ func (ix *Index) WithAggregates(aggregates []models.Aggregate, changed map[strin
 	nx := &Index{
 		providers: ix.providers, provByID: ix.provByID, provByNm: ix.provByNm,
 		parent: ix.parent, root: ix.root, sharing: ix.sharing, hosts: ix.hosts,
-		children: ix.children, trees: ix.trees, treeKids: ix.treeKids,
+		children: ix.children, trees: ix.trees, treeKids: ix.treeKids, treePos: ix.treePos,
 		aggByID:   make(map[string]int32, len(aggregates)),
 		aggByName: make(map[string]int32, len(aggregates)),
 	}

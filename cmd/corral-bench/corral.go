@@ -16,22 +16,28 @@ import (
 )
 
 // prepareCorral stores w in a new SQLite database and returns an admin's
-// API token.
-func prepareCorral(ctx context.Context, path string, w *models.World) (string, error) {
+// API token, and the world as corral reads it back: providers in corral's
+// order (by name), which Placement's ids then follow, since Placement lists
+// in id order.
+func prepareCorral(ctx context.Context, path string, w *models.World) (string, *models.World, error) {
 	s, err := store.Open(ctx, path)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	defer s.Close()
 	actor := store.Actor{Name: "corral-bench", Via: "cli", Role: models.RoleAdmin}
 	if err := s.ImportWorld(ctx, actor, w, true); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if _, err := s.CreateUser(ctx, actor, "bench", "bench-password-1234", models.RoleAdmin, ""); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	token, _, err := s.CreateToken(ctx, actor, "bench", "corral-bench")
-	return token, err
+	if err != nil {
+		return "", nil, err
+	}
+	stored, _, err := s.LoadWorld(ctx)
+	return token, stored, err
 }
 
 // corralServer is a running `corral serve`.
@@ -59,12 +65,16 @@ func (c *corralServer) stop() {
 
 // startCorral starts `corral serve` on a free port and times the first
 // answer to path from the moment the process starts.
-func startCorral(ctx context.Context, bin, db, logPath, token, path string) (*corralServer, error) {
+func startCorral(ctx context.Context, bin, db, logPath, token, path, pprofAddr string) (*corralServer, error) {
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", db)
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--db", db}
+	if pprofAddr != "" {
+		args = append(args, "--pprof-addr", pprofAddr)
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Stderr = logf
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -99,4 +109,20 @@ func startCorral(ctx context.Context, bin, db, logPath, token, path string) (*co
 	}
 	cs.stop()
 	return nil, fmt.Errorf("corral serve did not answer %s within 2 minutes; see %s", path, logPath)
+}
+
+// profile saves a CPU profile of the server taken over d.
+func profile(pprofAddr, file string, d time.Duration) error {
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, max(1, int(d.Seconds()))))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(f, resp.Body)
+	return err
 }

@@ -43,6 +43,7 @@ type options struct {
 	previewFor time.Duration
 	keep       bool
 	noTargets  bool
+	cpuProfile string
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -59,6 +60,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.previewFor, "preview-for", 20*time.Second, "how long the clients send distinct previews")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary directory (databases, logs)")
 	fs.BoolVar(&o.noTargets, "no-targets", false, "report the targets but do not fail on them")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of corral serve during the distinct previews to this file")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -117,10 +119,11 @@ func bench(ctx context.Context, o options, out io.Writer) error {
 		fmt.Fprintf(out, "built corral in %s\n", since(t))
 	}
 	t := time.Now()
-	token, err := prepareCorral(ctx, filepath.Join(dir, "corral.db"), world)
+	token, stored, err := prepareCorral(ctx, filepath.Join(dir, "corral.db"), world)
 	if err != nil {
 		return fmt.Errorf("corral's database: %w", err)
 	}
+	world = stored
 	fmt.Fprintf(out, "corral's database written in %s\n", since(t))
 	t = time.Now()
 	if err := preparePlacement(ctx, dir, world); err != nil {
@@ -129,7 +132,15 @@ func bench(ctx context.Context, o options, out io.Writer) error {
 	fmt.Fprintf(out, "placement's database written in %s\n", since(t))
 
 	q := chooseQueries(world)
-	cs, err := startCorral(ctx, bin, filepath.Join(dir, "corral.db"), filepath.Join(dir, "corral.log"), token, q.first)
+	pprofAddr := ""
+	if o.cpuProfile != "" {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		pprofAddr = fmt.Sprintf("127.0.0.1:%d", port)
+	}
+	cs, err := startCorral(ctx, bin, filepath.Join(dir, "corral.db"), filepath.Join(dir, "corral.log"), token, q.first, pprofAddr)
 	if err != nil {
 		return err
 	}
@@ -200,7 +211,16 @@ func bench(ctx context.Context, o options, out io.Writer) error {
 		pf = min(pf, 2*time.Second)
 	}
 	previewC := newClient(cs.url, "X-Auth-Token", token, o.clients)
+	profiled := make(chan error, 1)
+	if o.cpuProfile != "" {
+		go func() { profiled <- profile(pprofAddr, o.cpuProfile, pf) }()
+	} else {
+		profiled <- nil
+	}
 	ps := previewLoad(previewC, q.previews(0), o.clients, pf)
+	if err := <-profiled; err != nil {
+		return fmt.Errorf("profile: %w", err)
+	}
 	fmt.Fprintf(out, "POST /api/preview, every request distinct, %d clients: %d requests (%.0f/s), %d failed; p50 %s p90 %s p99 %s\n",
 		o.clients, ps.done, float64(ps.done)/pf.Seconds(), ps.failed, ms(ps.p50), ms(ps.p90), ms(ps.p99))
 	if ps.firstErr != nil {

@@ -1,7 +1,7 @@
 // Command corral is the admin console for where things may land in an
 // OpenStack cloud, and its command-line tools.
 //
-//	corral serve --addr HOST:PORT --db PATH|URL [--demo] [--secure-cookies] [--memory-limit SIZE] [--log-level L]
+//	corral serve --addr HOST:PORT --db PATH|URL [--demo] [--secure-cookies] [--memory-limit SIZE] [--log-level L] [--pprof-addr HOST:PORT]
 //	corral user create --db D --name N --role admin|member|reader [--project P]   (password on stdin)
 //	corral user password --db D --name N                                        (password on stdin)
 //	corral token create --db D --user N [--name TOKEN-NAME]
@@ -26,6 +26,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -47,7 +48,7 @@ const (
 )
 
 const usage = `usage:
-  corral serve --addr HOST:PORT --db PATH|URL [--demo] [--secure-cookies] [--memory-limit SIZE] [--log-level L]
+  corral serve --addr HOST:PORT --db PATH|URL [--demo] [--secure-cookies] [--memory-limit SIZE] [--log-level L] [--pprof-addr HOST:PORT]
   corral user create --db D --name N --role admin|member|reader [--project P]  (password on stdin)
   corral user password --db D --name N  (password on stdin)
   corral token create --db D --user N [--name TOKEN-NAME]
@@ -172,6 +173,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	demo := fs.Bool("demo", false, "load demo data into an empty database and create an admin user")
 	secure := fs.Bool("secure-cookies", false, "mark cookies Secure even over plain HTTP (behind a TLS proxy)")
 	memLimit := fs.String("memory-limit", "auto", "soft memory limit of the Go heap, e.g. 768MiB or 2GiB; auto: GOMEMLIMIT if set, else a quarter of the machine's (or container's) memory, at most 768MiB; 0: none")
+	pprofAddr := fs.String("pprof-addr", "", "serve Go's profiles (net/http/pprof) on this separate HOST:PORT, e.g. 127.0.0.1:6060; off when empty")
 	logLevel := fs.String("log-level", "info", "debug (also every successful read), info (changes, refusals, start and stop), warn or error")
 	pos, err := flags(fs, args)
 	if err != nil {
@@ -272,6 +274,21 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 		_ = f.Sync()
 	}
 
+	if *pprofAddr != "" {
+		pln, err := net.Listen("tcp", *pprofAddr)
+		if err != nil {
+			return err
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		psrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go psrv.Serve(pln)
+		defer psrv.Close()
+		log.Info("profiles served", "url", "http://"+pln.Addr().String()+"/debug/pprof/")
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	// The world's snapshot is built while the server already listens:

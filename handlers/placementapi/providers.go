@@ -143,9 +143,16 @@ func (api *API) listProviders(c echo.Context) error {
 	}
 	sel := &selection{}
 	switch {
-	case f.uuid != nil && res == nil:
-		// One provider at most: no need to look at the others.
-		if i, ok := ix.ProviderByUUID(*f.uuid); ok && keep(i) {
+	case f.uuid != nil || f.name != nil:
+		// Uuids and names are unique: one provider at most, found by
+		// lookup instead of looking at every other one.
+		i, ok := 0, false
+		if f.uuid != nil {
+			i, ok = ix.ProviderByUUID(*f.uuid)
+		} else {
+			i, ok = ix.ProviderByName(*f.name)
+		}
+		if ok && (res == nil || !res.Excluded(i)) && keep(i) {
 			sel.add(i)
 		}
 	default:

@@ -161,7 +161,7 @@ func chooseQueries(w *models.World) *queries {
 	}
 	var fifty []string
 	for _, a := range w.Aggregates {
-		if in[p][a.UUID] || len(a.Members) > len(w.Providers)/100 {
+		if in[p][a.UUID] || len(a.Members) > max(len(w.Providers)/100, 1000) {
 			continue
 		}
 		switch {

@@ -38,6 +38,7 @@ fuzz:
 bench:
 	go test -run '^$$' -bench . -benchmem -timeout 60m ./...
 	go run ./cmd/corral-load
+	go run ./cmd/corral-bench
 
 generate:
 	go tool templ generate

@@ -270,11 +270,17 @@ func (l *largeLimit) acquire(ctx context.Context) bool {
 
 func (l *largeLimit) release() { <-l.slots }
 
-// smallAnswer is the size up to which a list is assembled and written at
-// once; larger ones are written from the shared encoding run by run.
-const smallAnswer = 64 << 10
+// smallBuffers hold small answers while they are assembled, so that each
+// is one write: the client is woken once for the whole answer.
+var smallBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
-var smallBuffers = sync.Pool{New: func() any { b := make([]byte, 0, smallAnswer); return &b }}
+func writeOnce(c echo.Context, b []byte) {
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+	h.Set(echo.HeaderContentLength, strconv.Itoa(len(b)))
+	c.Response().WriteHeader(http.StatusOK)
+	c.Response().Write(b)
+}
 
 // writeSelection writes the providers of sel in the shape of v.
 func (api *API) writeSelection(c echo.Context, v placement.Version, ix *placement.Index, sel *selection) error {
@@ -287,7 +293,6 @@ func (api *API) writeSelection(c echo.Context, v placement.Version, ix *placemen
 		}
 		defer api.large.release()
 	}
-	sh := e.shape(shapeOf(v))
 	if v.AtLeast(15) {
 		mods := e.modTimes()
 		var last int64
@@ -303,6 +308,28 @@ func (api *API) writeSelection(c echo.Context, v placement.Version, ix *placemen
 		setLastModified(c, t)
 	}
 	const head, tail = `{"resource_providers":[`, "]}\n"
+	if sel.count < largeAnswer {
+		// A few providers are encoded on the spot: the shared encoding
+		// of every provider is built for the first large list only.
+		bp := smallBuffers.Get().(*[]byte)
+		b := append((*bp)[:0], head...)
+		first := true
+		for _, s := range sel.spans {
+			for i := s.from; i < s.to; i++ {
+				if !first {
+					b = append(b, ',')
+				}
+				first = false
+				b = appendProvider(b, ix.Provider(i), v)
+			}
+		}
+		b = append(b, tail...)
+		writeOnce(c, b)
+		*bp = b
+		smallBuffers.Put(bp)
+		return nil
+	}
+	sh := e.shape(shapeOf(v))
 	size := len(head) + len(tail)
 	for _, s := range sel.spans {
 		size += sh.off[s.to] - sh.off[s.from]
@@ -315,23 +342,6 @@ func (api *API) writeSelection(c echo.Context, v placement.Version, ix *placemen
 	h.Set(echo.HeaderContentLength, strconv.Itoa(size))
 	c.Response().WriteHeader(http.StatusOK)
 	w := c.Response()
-	if size <= smallAnswer {
-		// One write, so the client is woken once for the whole answer.
-		bp := smallBuffers.Get().(*[]byte)
-		b := append((*bp)[:0], head...)
-		for k, s := range sel.spans {
-			chunk := sh.buf[sh.off[s.from]:sh.off[s.to]]
-			if k == 0 {
-				chunk = chunk[1:]
-			}
-			b = append(b, chunk...)
-		}
-		b = append(b, tail...)
-		w.Write(b)
-		*bp = b
-		smallBuffers.Put(bp)
-		return nil
-	}
 	if _, err := w.Write([]byte(head)); err != nil {
 		return nil // the client went away; nothing left to tell it
 	}

@@ -118,8 +118,32 @@ func NewIndex(providers []models.Provider, aggregates []models.Aggregate) (*Inde
 // lists of aggregates not in changed (by UUID) are taken from ix, so
 // changed must name every aggregate whose members differ.
 func (ix *Index) WithAggregates(aggregates []models.Aggregate, changed map[string]bool) (*Index, error) {
+	return ix.WithWorld(nil, aggregates, changed)
+}
+
+// WithWorld is WithAggregates for a world whose providers may also have
+// changed in place: providers, when not nil, must list the same providers
+// in the same order, each with the same UUID, name, parent and sharing
+// trait (what the tree and the lookups are built from) — their
+// generations, inventories and other traits may differ. Anything else is
+// an Invalid error.
+func (ix *Index) WithWorld(providers []models.Provider, aggregates []models.Aggregate, changed map[string]bool) (*Index, error) {
+	ptrs := ix.providers
+	if providers != nil {
+		if len(providers) != len(ix.providers) {
+			return nil, models.E(models.Invalid, "providers", "%d providers, the index has %d", len(providers), len(ix.providers))
+		}
+		ptrs = make([]*models.Provider, len(providers))
+		for i := range providers {
+			p, o := &providers[i], ix.providers[i]
+			if p.UUID != o.UUID || p.Name != o.Name || !sameParent(p.ParentUUID, o.ParentUUID) || p.IsSharing() != o.IsSharing() {
+				return nil, models.E(models.Invalid, "providers", "provider %q changed more than in place", p.UUID)
+			}
+			ptrs[i] = p
+		}
+	}
 	nx := &Index{
-		providers: ix.providers, provByID: ix.provByID, provByNm: ix.provByNm,
+		providers: ptrs, provByID: ix.provByID, provByNm: ix.provByNm,
 		parent: ix.parent, root: ix.root, sharing: ix.sharing, hosts: ix.hosts,
 		children: ix.children, trees: ix.trees, treeKids: ix.treeKids, treePos: ix.treePos,
 		aggByID:   make(map[string]int32, len(aggregates)),
@@ -190,6 +214,10 @@ func (ix *Index) indexAggregates(aggregates []models.Aggregate, reuse func(*mode
 		}
 	}
 	return nil
+}
+
+func sameParent(a, b *string) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
 }
 
 func dedup(s []int32) []int32 {

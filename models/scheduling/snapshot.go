@@ -120,16 +120,23 @@ func NewSnapshot(w *models.World) (*Snapshot, error) {
 // Everything about providers, flavors, servers and groups is shared with s,
 // so this costs a fraction of NewSnapshot on a large cloud. A world that
 // differs in more is an Internal error: build it with NewSnapshot.
+//
+// w's providers may also be a new slice of the same providers changed in
+// place only (see placement.Index.WithWorld): their generations,
+// inventories, usages.
 func (s *Snapshot) WithAggregates(w *models.World, changed map[string]bool) (*Snapshot, error) {
 	old := s.world
 	same := func(a, b int, pa, pb any) bool { return a == b && (a == 0 || pa == pb) }
-	if !same(len(w.Providers), len(old.Providers), firstOf(w.Providers), firstOf(old.Providers)) ||
-		!same(len(w.Flavors), len(old.Flavors), firstOf(w.Flavors), firstOf(old.Flavors)) ||
+	var providers []models.Provider
+	if !same(len(w.Providers), len(old.Providers), firstOf(w.Providers), firstOf(old.Providers)) {
+		providers = w.Providers
+	}
+	if !same(len(w.Flavors), len(old.Flavors), firstOf(w.Flavors), firstOf(old.Flavors)) ||
 		!same(len(w.Servers), len(old.Servers), firstOf(w.Servers), firstOf(old.Servers)) ||
 		!same(len(w.ServerGroups), len(old.ServerGroups), firstOf(w.ServerGroups), firstOf(old.ServerGroups)) {
 		return nil, models.E(models.Internal, "", "WithAggregates: the world differs in more than its aggregates")
 	}
-	ix, err := s.ix.WithAggregates(w.Aggregates, changed)
+	ix, err := s.ix.WithWorld(providers, w.Aggregates, changed)
 	if err != nil {
 		return nil, models.Wrap("update snapshot", err)
 	}
@@ -140,8 +147,8 @@ func (s *Snapshot) WithAggregates(w *models.World, changed map[string]bool) (*Sn
 		groupByUUID: s.groupByUUID, groupsByName: s.groupsByName, serverByUUID: s.serverByUUID,
 	}
 	ns.hosts = make([]HostState, len(s.hosts))
-	for i := range s.hosts {
-		ns.hosts[i] = HostState{Provider: s.hosts[i].Provider}
+	for i, h := range ix.Hosts() {
+		ns.hosts[i] = HostState{Provider: ix.Provider(int(h))}
 	}
 	ns.indexAggregates()
 	return ns, nil

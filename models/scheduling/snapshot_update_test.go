@@ -79,11 +79,26 @@ func TestWithAggregatesMatchesRebuild(t *testing.T) {
 			t.Errorf("%s: the updated snapshot answers differently:\n%s\n%s", body, ja, jb)
 		}
 	}
-	// A world that differs in its providers is refused, not half-updated.
+	// Providers changed in place (a generation) are taken over.
+	inPlace := nw
+	inPlace.Providers = slices.Clone(nw.Providers)
+	inPlace.Providers[3].Generation += 5
+	moved, err := base.WithAggregates(&inPlace, changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := moved.Provider(inPlace.Providers[3].UUID); !ok || p.Generation != inPlace.Providers[3].Generation {
+		t.Errorf("provider after an in-place change: %+v", p)
+	}
+	if h, ok := moved.Host(inPlace.Providers[0].Name); !ok || h.Provider != &inPlace.Providers[0] {
+		t.Error("the hosts still point at the old providers")
+	}
+	// A world whose providers differ otherwise is refused, not half-updated.
 	other := nw
 	other.Providers = slices.Clone(nw.Providers)
+	other.Providers[0].Name = "renamed"
 	if _, err := base.WithAggregates(&other, changed); err == nil {
-		t.Error("WithAggregates accepted a world with other providers")
+		t.Error("WithAggregates accepted a world with a renamed provider")
 	}
 }
 

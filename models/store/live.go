@@ -25,6 +25,9 @@ const (
 type change struct {
 	kind       changeKind
 	aggregates []string
+	// providers changed in place (generation, timestamps), not in their
+	// place in the tree, name or sharing.
+	providers []string
 }
 
 // changeLog remembers what this process's recent writes changed, by the
@@ -50,20 +53,21 @@ func (l *changeLog) record(rev int64, c change) {
 
 // since merges the changes of the revisions after from up to to; false
 // when one of them is unknown or needs a rebuild.
-func (l *changeLog) since(from, to int64) (aggregates []string, ok bool) {
+func (l *changeLog) since(from, to int64) (aggregates, providers []string, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if to < from || to-from > changeLogSize {
-		return nil, false
+		return nil, nil, false
 	}
 	for r := from + 1; r <= to; r++ {
 		c, found := l.entries[r]
 		if !found || c.kind == changeUnknown {
-			return nil, false
+			return nil, nil, false
 		}
 		aggregates = append(aggregates, c.aggregates...)
+		providers = append(providers, c.providers...)
 	}
-	return aggregates, true
+	return aggregates, providers, true
 }
 
 // Live is the filtering core's snapshot of the current world, one per
@@ -160,11 +164,11 @@ func (l *Live) update(ctx context.Context, v *liveValue) (*liveValue, error) {
 		if err := tx.Raw("SELECT revision FROM corral_revision WHERE id = 1").Scan(&rev).Error; err != nil {
 			return err
 		}
-		touched, ok := l.s.changes.since(v.rev, rev)
+		touched, provs, ok := l.s.changes.since(v.rev, rev)
 		if !ok {
 			return errRebuild
 		}
-		if len(touched) == 0 {
+		if len(touched) == 0 && len(provs) == 0 {
 			out = &liveValue{snap: v.snap, rev: rev}
 			return nil
 		}
@@ -198,6 +202,34 @@ func (l *Live) update(ctx context.Context, v *liveValue) (*liveValue, error) {
 		for _, f := range fresh {
 			if _, ok := byUUID[f.UUID]; ok {
 				w.Aggregates = append(w.Aggregates, f)
+			}
+		}
+		if len(provs) > 0 {
+			// Providers changed in place: a copy of the list with their
+			// new rows (the snapshot checks that nothing else moved).
+			slices.Sort(provs)
+			provs = slices.Compact(provs)
+			var fresh []models.Provider
+			for rest := provs; len(rest) > 0; {
+				n := min(len(rest), 500)
+				part, err := scanProviderRows(tx.Model(&models.Provider{}).Where("uuid IN ?", rest[:n]), n)
+				if err != nil {
+					return err
+				}
+				fresh = append(fresh, part...)
+				rest = rest[n:]
+			}
+			if len(fresh) != len(provs) {
+				return errRebuild // one was deleted
+			}
+			ix := v.snap.Index()
+			w.Providers = slices.Clone(old.Providers)
+			for _, p := range fresh {
+				i, ok := ix.ProviderByUUID(p.UUID)
+				if !ok {
+					return errRebuild
+				}
+				w.Providers[i] = p
 			}
 		}
 		snap, err := v.snap.WithAggregates(&w, changed)

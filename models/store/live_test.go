@@ -47,6 +47,11 @@ func TestLiveAppliesAggregateWrites(t *testing.T) {
 			if string(got) != string(want) {
 				t.Errorf("%s: the snapshot's aggregates differ from the database's:\n%s\n%s", step, got, want)
 			}
+			gotP, _ := json.Marshal(snap.World().Providers)
+			wantP, _ := json.Marshal(w.Providers)
+			if string(gotP) != string(wantP) {
+				t.Errorf("%s: the snapshot's providers differ from the database's", step)
+			}
 			if snap.Index().NumAggregates() != len(w.Aggregates) {
 				t.Errorf("%s: index has %d aggregates, world %d", step, snap.Index().NumAggregates(), len(w.Aggregates))
 			}
@@ -95,6 +100,17 @@ func TestLiveAppliesAggregateWrites(t *testing.T) {
 			want = 4
 		}
 		check("delete", 1, want)
+
+		// A provider's aggregates replaced (Placement's PUT): the
+		// aggregates and the provider's generation change in place.
+		gen, err := s.SetProviderAggregates(ctx, admin, host.UUID, store.AnyGeneration, []string{agg.UUID, w.Aggregates[5].UUID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("provider aggregates", 1, want+1)
+		if p, ok := func() (*models.Provider, bool) { snap, _, _ := live.Get(ctx); return snap.Provider(host.UUID) }(); !ok || p.Generation != gen {
+			t.Errorf("provider generation in the snapshot: %+v, want %d", p, gen)
+		}
 
 		// A write that changes nothing of the world keeps the snapshot.
 		snap1, _, _ := live.Get(ctx)

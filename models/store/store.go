@@ -260,6 +260,12 @@ func (t *txn) touchAggregates(uuids ...string) {
 	t.change.aggregates = append(t.change.aggregates, uuids...)
 }
 
+// touchProvidersInPlace declares that the write also changed these
+// providers, but not their name, parent or traits (a generation).
+func (t *txn) touchProvidersInPlace(uuids ...string) {
+	t.change.providers = append(t.change.providers, uuids...)
+}
+
 // keepsWorld declares that the write changed nothing the world holds
 // (users, tokens, drafts, quotas).
 func (t *txn) keepsWorld() {

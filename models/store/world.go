@@ -722,7 +722,12 @@ func scanProviders(tx *gorm.DB) ([]models.Provider, error) {
 	if err := tx.Model(&models.Provider{}).Count(&n).Error; err != nil {
 		return nil, err
 	}
-	rows, err := tx.Model(&models.Provider{}).
+	return scanProviderRows(tx.Model(&models.Provider{}), int(n))
+}
+
+// scanProviderRows reads the providers q selects, in name order.
+func scanProviderRows(q *gorm.DB, n int) ([]models.Provider, error) {
+	rows, err := q.
 		Select("uuid, name, parent_uuid, root_uuid, traits, inventories, usages, generation, created_at, updated_at").
 		Order("name").Rows()
 	if err != nil {

@@ -409,6 +409,17 @@ func (r *Result) Groups(examples int) []ExclusionGroup {
 		if !unnumbered {
 			return out
 		}
+		if d.Count() < len(ix.trees) {
+			// Walk d's members, usually far fewer than the trees.
+			d.Each(func(p int) {
+				if t := ix.treePos[p]; t >= 0 {
+					for _, c := range ix.treeKids[t] {
+						out.Set(int(c))
+					}
+				}
+			})
+			return out
+		}
 		for t, root := range ix.trees {
 			if d.Has(int(root)) {
 				for _, c := range ix.treeKids[t] {

@@ -180,13 +180,20 @@ func bench(ctx context.Context, o options, out io.Writer) error {
 		if o.small {
 			samples = min(samples, 5)
 		}
-		res, err := compareLatency(corralC, placementC, tq.path, samples)
+		res, err := compareLatency(corralC, placementC, tq.path, tq.path, samples)
 		if err != nil {
 			return fmt.Errorf("%s: %w", tq.name, err)
 		}
 		ratio := float64(res.placement) / float64(res.corral)
 		fmt.Fprintf(out, "| `%s` | %d | %s | %s | %.1f× |\n", tq.name, res.results, ms(res.placement), ms(res.corral), ratio)
 		r.ratios = append(r.ratios, namedRatio{tq.name, ratio})
+	}
+	// The floor: requests that do no work, asked the same way. On a busy
+	// machine waking the server after each pause dominates small answers.
+	floorC := newClient(cs.url, "X-Auth-Token", token, 1)
+	if res, err := compareLatency(floorC, placementC, "/healthz", "/", min(o.samples, 101)); err == nil {
+		fmt.Fprintf(out, "| floor: corral `/healthz`, Placement `/` (no work) | - | %s | %s | %.1f× |\n",
+			ms(res.placement), ms(res.corral), float64(res.placement)/float64(res.corral))
 	}
 	fmt.Fprintln(out)
 	for _, nr := range r.ratios {

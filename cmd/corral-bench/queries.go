@@ -266,9 +266,9 @@ type latency struct {
 	results           int
 }
 
-// compareLatency asks path of both servers in turn, n times each, and
-// returns the medians.
-func compareLatency(corral, placement *client, path string, n int) (latency, error) {
+// compareLatency asks path of corral and placementPath of Placement in
+// turn, n times each, and returns the medians.
+func compareLatency(corral, placement *client, path, placementPath string, n int) (latency, error) {
 	var cs, ps []time.Duration
 	var res latency
 	for i := 0; i < n; i++ {
@@ -283,7 +283,11 @@ func compareLatency(corral, placement *client, path string, n int) (latency, err
 				}
 				res.results = bytes.Count(a.body, []byte(`"uuid"`))
 			}
-			took, status, err := side.c.timeGet(path)
+			p := path
+			if side.c == placement {
+				p = placementPath
+			}
+			took, status, err := side.c.timeGet(p)
 			if err != nil {
 				return res, err
 			}

@@ -429,9 +429,9 @@ func (r *Result) Groups(examples int) []ExclusionGroup {
 		}
 		return out
 	}
-	// Forbidden: in a forbidden aggregate, itself or through its root.
+	// Forbidden: in a forbidden aggregate, itself or (spanning) through
+	// its root; forbiddenGroups adds the latter to forb as it finds them.
 	forb := r.bad.Clone()
-	forb.Or(spanned(r.bad))
 	forb.And(r.excluded)
 	groups := r.forbiddenGroups(forb, examples)
 	add := func(set Bitset, k GroupKey) {
@@ -464,15 +464,18 @@ func (r *Result) Groups(examples int) []ExclusionGroup {
 	}
 	// Every term is met, but not by one provider alone.
 	add(rest, GroupKey{Split: true, Term: -1, Aggregate: -1})
-	sort.SliceStable(groups, func(a, b int) bool { return groups[a].First < groups[b].First })
+	// Each group has its own first provider: no ties to keep in order.
+	slices.SortFunc(groups, func(a, b ExclusionGroup) int { return a.First - b.First })
 	return groups
 }
 
-// forbiddenGroups groups the providers of forb (every one excluded by a
-// forbidden aggregate) by that aggregate, as Explain and Key would one by
-// one: a provider's own forbidden aggregate with the lowest index, else
-// (spanning) its root's. It walks the forbidden aggregates' member lists
-// and the trees of forbidden roots instead of explaining each provider.
+// forbiddenGroups groups the providers excluded by a forbidden aggregate
+// by that aggregate, as Explain and Key would one by one: a provider's own
+// forbidden aggregate with the lowest index, else (spanning) its root's.
+// It walks the forbidden aggregates' member lists and the trees of
+// forbidden roots instead of explaining each provider. forb holds the
+// providers directly in a forbidden aggregate; those excluded through
+// their root are added to it.
 func (r *Result) forbiddenGroups(forb Bitset, examples int) []ExclusionGroup {
 	if len(r.forbAggs) == 0 {
 		return nil
@@ -523,7 +526,8 @@ func (r *Result) forbiddenGroups(forb Bitset, examples int) []ExclusionGroup {
 			// The root's first forbidden aggregate is a: its children
 			// that are not themselves forbidden are excluded through it.
 			for _, c := range ix.treeKids[t] {
-				if !r.bad.Has(int(c)) && forb.Has(int(c)) {
+				if !r.bad.Has(int(c)) && r.excluded.Has(int(c)) {
+					forb.Set(int(c))
 					add(g, int(c))
 				}
 			}

@@ -40,8 +40,10 @@ bench:
 	go run ./cmd/corral-load
 	go run ./cmd/corral-bench
 
+# Without the version comment, which would sit above `package` and become
+# every views package's doc.
 generate:
-	go tool templ generate
+	go tool templ generate -include-version=false
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ\.go$$')); \

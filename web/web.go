@@ -89,6 +89,7 @@ func New(env *handlers.Env, cfg Config) (*echo.Echo, error) {
 	}
 
 	e.Use(middleware.RequestID())
+	e.Use(readsRevisionOnce)
 	e.Use(requestLog(env.Log))
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		DisableStackAll: true,
@@ -105,6 +106,17 @@ func New(env *handlers.Env, cfg Config) (*echo.Echo, error) {
 
 	registerRoutes(e, env, loginLimit(cfg))
 	return e, nil
+}
+
+// readsRevisionOnce lets a reading request read the store's revision once:
+// its token check and its snapshot then cost one query, not two.
+func readsRevisionOnce(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if r := c.Request(); r.Method == http.MethodGet || r.Method == http.MethodHead {
+			c.SetRequest(r.WithContext(store.WithRevisionMemo(r.Context())))
+		}
+		return next(c)
+	}
 }
 
 // loginLimit slows down password guessing: each client address gets a

@@ -122,6 +122,11 @@ func (l *Live) Get(ctx context.Context) (*scheduling.Snapshot, int64, error) {
 	if v := l.cur.Load(); v != nil && v.rev == rev {
 		return v.snap, v.rev, nil
 	}
+	// A memo (WithRevisionMemo) may be older than the snapshot: decide on
+	// the database's revision.
+	if rev, err = l.s.currentRevision(ctx); err != nil {
+		return nil, 0, err
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	v := l.cur.Load()

@@ -137,3 +137,49 @@ func TestLiveAppliesAggregateWrites(t *testing.T) {
 		check("other process", 3, updates+1)
 	})
 }
+
+// TestRevisionMemo: within a memo context the revision is read once, a
+// write through that context forgets it, and a memo older than the live
+// snapshot does not make the snapshot rebuild.
+func TestRevisionMemo(t *testing.T) {
+	storetest.ForEachDSN(t, func(t *testing.T, dsn string) {
+		s, err := store.Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		other, err := store.Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		mctx := store.WithRevisionMemo(ctx)
+		r1, _ := s.Revision(mctx)
+		mustAggregate(t, other, "memo-a")
+		if r2, _ := s.Revision(mctx); r2 != r1 {
+			t.Errorf("memo read the revision again: %d, then %d", r1, r2)
+		}
+		fresh, _ := s.Revision(ctx)
+		if fresh == r1 {
+			t.Fatal("the write did not move the revision")
+		}
+		// The live snapshot is at the newer revision; the stale memo
+		// answers from it without a rebuild.
+		live := s.Live()
+		if _, rev, err := live.Get(ctx); err != nil || rev != fresh {
+			t.Fatalf("live at %d (%v), want %d", rev, err, fresh)
+		}
+		if _, rev, err := live.Get(mctx); err != nil || rev != fresh || live.Rebuilds.Load() != 1 {
+			t.Errorf("with a stale memo: revision %d (%v), %d rebuilds; want %d and 1", rev, err, live.Rebuilds.Load(), fresh)
+		}
+		// A write through the memo's context forgets it.
+		a := &models.Aggregate{Name: "memo-b"}
+		if err := s.CreateAggregate(mctx, admin, a); err != nil {
+			t.Fatal(err)
+		}
+		now, _ := s.Revision(ctx)
+		if r3, _ := s.Revision(mctx); r3 != now {
+			t.Errorf("after a write through the context: %d, want %d", r3, now)
+		}
+	})
+}

@@ -198,10 +198,55 @@ func (s *Store) Close() error {
 func (s *Store) IsPostgres() bool { return s.postgres }
 
 // Revision is the global change counter: it moves on every write.
+// Within a context from WithRevisionMemo it is read once.
 func (s *Store) Revision(ctx context.Context) (int64, error) {
+	m, _ := ctx.Value(revisionMemoKey{}).(*revisionMemo)
+	if m != nil {
+		m.mu.Lock()
+		rev, ok := m.rev, m.ok
+		m.mu.Unlock()
+		if ok {
+			return rev, nil
+		}
+	}
+	rev, err := s.currentRevision(ctx)
+	if m != nil && err == nil {
+		m.mu.Lock()
+		m.rev, m.ok = rev, true
+		m.mu.Unlock()
+	}
+	return rev, err
+}
+
+// currentRevision reads the revision from the database, memo or not.
+func (s *Store) currentRevision(ctx context.Context) (int64, error) {
 	var rev int64
 	err := s.rdb.WithContext(ctx).Raw("SELECT revision FROM corral_revision WHERE id = 1").Scan(&rev).Error
 	return rev, mapErr("store.Revision", err)
+}
+
+type revisionMemoKey struct{}
+
+type revisionMemo struct {
+	mu  sync.Mutex
+	rev int64
+	ok  bool
+}
+
+// WithRevisionMemo returns a context in which Revision reads the database
+// once, for a request that only reads: its token check and its snapshot
+// then cost one query, not two. A write through the store with the
+// context forgets the memo.
+func WithRevisionMemo(ctx context.Context) context.Context {
+	return context.WithValue(ctx, revisionMemoKey{}, &revisionMemo{})
+}
+
+func forgetRevision(ctx context.Context) {
+	if m, _ := ctx.Value(revisionMemoKey{}).(*revisionMemo); m != nil {
+		m.mu.Lock()
+		m.ok = false
+		m.mu.Unlock()
+	}
 }
 
 // txn is one write in progress.
@@ -265,6 +310,7 @@ func (s *Store) write(ctx context.Context, a Actor, op string, fn func(t *txn) e
 	if err == nil {
 		s.changes.record(rev, t.change)
 	}
+	forgetRevision(ctx)
 	return mapErr(op, err)
 }
 

@@ -110,7 +110,7 @@ func NewSnapshot(w *models.World) (*Snapshot, error) {
 	for i := range w.Servers {
 		s.serverByUUID[w.Servers[i].UUID] = &w.Servers[i]
 	}
-	s.indexAggregates()
+	s.indexAggregates(nil, nil)
 	return s, nil
 }
 
@@ -150,8 +150,39 @@ func (s *Snapshot) WithAggregates(w *models.World, changed map[string]bool) (*Sn
 	for i, h := range ix.Hosts() {
 		ns.hosts[i] = HostState{Provider: ix.Provider(int(h))}
 	}
-	ns.indexAggregates()
+	// The metadata keys of the changed aggregates, before and after:
+	// host views over other keys stay as they are.
+	touched := map[string]bool{}
+	for u := range changed {
+		for _, x := range []*placement.Index{s.ix, ix} {
+			if a, ok := x.AggregateByUUID(u); ok {
+				for k := range x.Aggregate(a).Metadata {
+					touched[k] = true
+				}
+			}
+		}
+	}
+	ns.indexAggregates(s, touched)
+	s.keyViews.mu.Lock()
+	for id, v := range s.keyViews.m {
+		if !anyTouched(strings.Split(id, "\x00"), touched) {
+			if ns.keyViews.m == nil {
+				ns.keyViews.m = map[string]*hostViews{}
+			}
+			ns.keyViews.m[id] = v
+		}
+	}
+	s.keyViews.mu.Unlock()
 	return ns, nil
+}
+
+func anyTouched(keys []string, touched map[string]bool) bool {
+	for _, k := range keys {
+		if touched[k] {
+			return true
+		}
+	}
+	return false
 }
 
 func firstOf[T any](s []T) *T {
@@ -164,7 +195,11 @@ func firstOf[T any](s []T) *T {
 // indexAggregates works out everything the snapshot derives from
 // aggregates: each host's aggregates, the tenant views, the aggregates
 // that force the metadata check or isolate, by tenant and by zone.
-func (s *Snapshot) indexAggregates() {
+//
+// With prev (the snapshot s updates) and the metadata keys its changed
+// aggregates carry, the tenant views are taken over from prev when no
+// tenant key was touched.
+func (s *Snapshot) indexAggregates(prev *Snapshot, touched map[string]bool) {
 	ix, w := s.ix, s.world
 	s.tenantAggs = map[string][]int32{}
 	s.azAggs = map[string][]int32{}
@@ -184,13 +219,24 @@ func (s *Snapshot) indexAggregates() {
 		s.hosts[i].Aggregates = backing[start:len(backing):len(backing)]
 	}
 	s.isolating = isolatingAggregates(s)
-	s.tenantViews = buildViews(s, IsTenantKey)
-	tenants := make([]*hostTenants, len(s.tenantViews.reps))
-	for v, rep := range s.tenantViews.reps {
-		tenants[v] = newHostTenants(&s.hosts[rep])
+	tenantTouched := false
+	for k := range touched {
+		tenantTouched = tenantTouched || IsTenantKey(k)
 	}
-	for i, v := range s.tenantViews.of {
-		s.hosts[i].tenants = tenants[v]
+	if prev != nil && !tenantTouched {
+		s.tenantViews = prev.tenantViews
+		for i := range s.hosts {
+			s.hosts[i].tenants = prev.hosts[i].tenants
+		}
+	} else {
+		s.tenantViews = buildViews(s, IsTenantKey)
+		tenants := make([]*hostTenants, len(s.tenantViews.reps))
+		for v, rep := range s.tenantViews.reps {
+			tenants[v] = newHostTenants(&s.hosts[rep])
+		}
+		for i, v := range s.tenantViews.of {
+			s.hosts[i].tenants = tenants[v]
+		}
 	}
 	forcingAgg := make([]bool, ix.NumAggregates())
 	for a := range forcingAgg {

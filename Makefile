@@ -40,6 +40,7 @@ fuzz:
 bench:
 	go test -run '^$$' -bench . -benchmem -timeout 60m ./...
 	go run ./cmd/corral-load
+	go run ./cmd/corral-bench
 
 # Without the version comment, which would sit above `package` and become
 # every views package's doc.

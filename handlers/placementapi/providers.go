@@ -119,51 +119,51 @@ func (api *API) listProviders(c echo.Context) error {
 		i, ok := ix.ProviderByUUID(*f.inTree)
 		if !ok {
 			// Placement answers an unknown in_tree with an empty list.
-			return api.writeProviders(c, v, nil)
+			return api.writeSelection(c, v, ix, &selection{})
 		}
 		treeRoot = ix.Root(i)
 	}
-	var out []*models.Provider
-	for i := 0; i < ix.Len(); i++ {
-		p := ix.Provider(i)
-		switch {
-		case f.name != nil && p.Name != *f.name,
-			f.uuid != nil && p.UUID != *f.uuid,
-			treeRoot >= 0 && ix.Root(i) != treeRoot,
-			res != nil && res.Excluded(i),
-			!f.traitsMatch(p):
-			continue
-		}
-		ok := true
-		for _, r := range f.resources {
-			if !hasCapacity(p, r.class, r.amount) {
-				ok = false
-				break
+	var keep func(int) bool
+	if f.name != nil || f.uuid != nil || treeRoot >= 0 || len(f.requiredAny) > 0 || len(f.forbiddenTraits) > 0 || len(f.resources) > 0 {
+		keep = func(i int) bool {
+			p := ix.Provider(i)
+			switch {
+			case f.name != nil && p.Name != *f.name,
+				f.uuid != nil && p.UUID != *f.uuid,
+				treeRoot >= 0 && ix.Root(i) != treeRoot,
+				!f.traitsMatch(p):
+				return false
 			}
-		}
-		if ok {
-			out = append(out, p)
-		}
-	}
-	return api.writeProviders(c, v, out)
-}
-
-func (api *API) writeProviders(c echo.Context, v placement.Version, ps []*models.Provider) error {
-	items := make([]any, 0, len(ps))
-	var last time.Time
-	for _, p := range ps {
-		items = append(items, serializeProvider(p, v))
-		if m := modified(p); m.After(last) {
-			last = m
+			for _, r := range f.resources {
+				if !hasCapacity(p, r.class, r.amount) {
+					return false
+				}
+			}
+			return true
 		}
 	}
-	if v.AtLeast(15) {
-		if last.IsZero() {
-			last = api.now()
+	sel := &selection{}
+	switch {
+	case f.uuid != nil || f.name != nil:
+		// Uuids and names are unique: one provider at most, found by
+		// lookup instead of looking at every other one.
+		i, ok := 0, false
+		if f.uuid != nil {
+			i, ok = ix.ProviderByUUID(*f.uuid)
+		} else {
+			i, ok = ix.ProviderByName(*f.name)
 		}
-		setLastModified(c, last)
+		if ok && (res == nil || !res.Excluded(i)) && keep(i) {
+			sel.add(i)
+		}
+	default:
+		var excluded placement.Bitset
+		if res != nil {
+			excluded = res.ExcludedSet()
+		}
+		selectAll(sel, ix.Len(), excluded, keep)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"resource_providers": items})
+	return api.writeSelection(c, v, ix, sel)
 }
 
 // checkKnown refuses resource classes and custom traits nobody has, as

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -79,15 +78,12 @@ func Register(g *echo.Group, env *handlers.Env) {
 // Handler serves the console pages.
 type Handler struct {
 	env *handlers.Env
-	// snap is the core's snapshot, built on first use (the flavor page
-	// counts the hosts a flavor fits on).
-	snapOnce sync.Once
-	snap     *store.SnapshotCache[*scheduling.Snapshot]
 }
 
+// snapshot is the store's live snapshot of the world (the flavor page
+// counts the hosts a flavor fits on).
 func (h *Handler) snapshot(c echo.Context) (*scheduling.Snapshot, error) {
-	h.snapOnce.Do(func() { h.snap = store.NewSnapshotCache(h.env.Store, scheduling.NewSnapshot) })
-	s, _, err := h.snap.Get(c.Request().Context())
+	s, _, err := h.env.Store.Live().Get(c.Request().Context())
 	return s, err
 }
 

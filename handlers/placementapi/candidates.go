@@ -1,7 +1,6 @@
 package placementapi
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/models/placement"
+	"corral/models/pycompat"
 )
 
 // Placement's error codes for query values (placement/errors.py).
@@ -690,19 +690,11 @@ func writeCandidates(ix *placement.Index, res *placement.Candidates, req *candid
 	return b
 }
 
-// appendJSONString appends s as a JSON string.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			enc, _ := json.Marshal(s)
-			return append(b, enc...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
+// pyRepr is Python's repr of a decoded value, for messages.
+func pyRepr(v any) string { return pycompat.Repr(v) }
 
+// renderCandidates is the answer as maps, the form encoding/json would
+// write; writeCandidates must say the same (a test compares them).
 func renderCandidates(ix *placement.Index, res *placement.Candidates, req *candidateRequest, v placement.Version) map[string]any {
 	areqs := make([]any, 0, len(res.Requests))
 	for _, cand := range res.Requests {

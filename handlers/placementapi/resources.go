@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -15,6 +16,7 @@ import (
 	"corral/handlers"
 	"corral/models"
 	"corral/models/placement"
+	"corral/models/pycompat"
 	"corral/models/store"
 )
 
@@ -129,12 +131,42 @@ func validateInventory(v any, requireGen, allowClass, requireClass bool) (map[st
 }
 
 func asFloat(v any) (float64, bool) {
-	n, ok := v.(interface{ Float64() (float64, error) })
-	if !ok {
-		return 0, false
+	switch t := v.(type) {
+	case pycompat.Float:
+		return float64(t), true
+	case pycompat.Int:
+		f, err := strconv.ParseFloat(t.Lit, 64)
+		return f, err == nil
 	}
-	f, err := n.Float64()
-	return f, err == nil
+	return 0, false
+}
+
+// readBody reads a JSON body as plain Go values: objects as maps (their
+// key order does not matter to these endpoints), numbers as pycompat's.
+func readBody(c echo.Context) (any, *Error) {
+	v, e := readJSON(c)
+	if e != nil {
+		return nil, e
+	}
+	return plainJSON(v), nil
+}
+
+func plainJSON(v any) any {
+	switch t := v.(type) {
+	case *pycompat.Object:
+		m := make(map[string]any, len(t.Keys))
+		for _, k := range t.Keys {
+			m[k] = plainJSON(t.Vals[k])
+		}
+		return m
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = plainJSON(x)
+		}
+		return out
+	}
+	return v
 }
 
 func inventoryFrom(obj map[string]any) models.Inventory {
@@ -251,7 +283,7 @@ func (api *API) setInventories(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	body, perr := readJSON(c)
+	body, perr := readBody(c)
 	if perr != nil {
 		return perr
 	}
@@ -319,7 +351,7 @@ func (api *API) createInventory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	body, perr := readJSON(c)
+	body, perr := readBody(c)
 	if perr != nil {
 		return perr
 	}
@@ -369,7 +401,7 @@ func (api *API) updateInventory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	body, perr := readJSON(c)
+	body, perr := readBody(c)
 	if perr != nil {
 		return perr
 	}
@@ -859,7 +891,7 @@ func (api *API) setConsumerAllocations(c echo.Context) error {
 	}
 	u, _ := uuid.Parse(id)
 	id = u.String()
-	body, perr := readJSON(c)
+	body, perr := readBody(c)
 	if perr != nil {
 		return perr
 	}
@@ -890,7 +922,7 @@ func (api *API) postAllocations(c echo.Context) error {
 	if !v.AtLeast(13) {
 		return &Error{Status: http.StatusNotFound}
 	}
-	body, perr := readJSON(c)
+	body, perr := readBody(c)
 	if perr != nil {
 		return perr
 	}
@@ -1007,15 +1039,29 @@ func (api *API) createResourceClass(c echo.Context) error {
 	if !v.AtLeast(2) {
 		return &Error{Status: http.StatusNotFound}
 	}
-	body, perr := readJSON(c)
+	body, perr := readBody(c)
 	if perr != nil {
 		return perr
 	}
-	obj, perr := validateObject(body, objectSchema{props: []prop{{name: "name", kind: kString, maxLen: 255}}, required: []string{"name"}})
-	if perr != nil {
-		return perr
+	obj, ok := body.(map[string]any)
+	if !ok {
+		return invalid("%s is not of type 'object'", pyRepr(body))
 	}
-	name := obj["name"].(string)
+	if _, ok := obj["name"]; !ok {
+		return invalid("'name' is a required property")
+	}
+	for k := range obj {
+		if k != "name" {
+			return invalid("Additional properties are not allowed (%s was unexpected)", pyRepr(k))
+		}
+	}
+	name, ok := obj["name"].(string)
+	if !ok {
+		return invalid("%s is not of type 'string'", pyRepr(obj["name"]))
+	}
+	if len(name) > 255 {
+		return invalid("%s is too long", pyRepr(name))
+	}
 	if !customPattern.MatchString(name) {
 		return invalid("%s does not match '^CUSTOM_[A-Z0-9_]+$'", pyRepr(name))
 	}
@@ -1268,7 +1314,7 @@ func (api *API) setProviderTraits(c echo.Context) error {
 	if _, _, err := api.provider(c, id); err != nil {
 		return err
 	}
-	body, perr := readJSON(c)
+	body, perr := readBody(c)
 	if perr != nil {
 		return perr
 	}

@@ -3,6 +3,7 @@ package views
 import (
 	"net/url"
 	"strconv"
+	"strings"
 )
 
 // QueryForm is the live query form as the URL carries it, so that a preview
@@ -55,7 +56,10 @@ type QueryResult struct {
 	DraftName  string
 	DraftID    string
 	Diff       *QueryDiff
-	ShareURL   string
+	// DraftOnly names the aggregates the request names that only the
+	// draft has: on live data no host is in them.
+	DraftOnly []string
+	ShareURL  string
 }
 
 // QueryTrace is a trace as the page shows it.
@@ -263,4 +267,13 @@ func hostTestID(h QueryHost) string {
 		return "host-eligible"
 	}
 	return "host-excluded"
+}
+
+// draftOnlyText names the aggregates only a draft has ("aggregate x",
+// "aggregates x, y").
+func draftOnlyText(names []string) string {
+	if len(names) == 1 {
+		return "aggregate " + names[0]
+	}
+	return "aggregates " + strings.Join(names, ", ")
 }

@@ -9,6 +9,7 @@ import (
 
 	"corral/models"
 	"corral/models/cloudgen"
+	"corral/models/scheduling"
 	"corral/views"
 )
 
@@ -40,12 +41,12 @@ func benchMatrix(b *testing.B, cold bool) {
 	ls, ds := mustState(b, lw), mustState(b, dw)
 	projects, flavors := ls.opts.Projects[:100], ls.opts.Flavors[:20]
 	if !cold {
-		if _, err := ComputeMatrix(ls, ds, projects, flavors); err != nil {
+		if _, err := scheduling.ComputeImpact(ls.snap, ds.snap, projects, flavors); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ResetTimer()
-	var m *Matrix
+	var m *scheduling.Impact
 	for i := 0; i < b.N; i++ {
 		if cold {
 			b.StopTimer()
@@ -53,7 +54,7 @@ func benchMatrix(b *testing.B, cold bool) {
 			b.StartTimer()
 		}
 		var err error
-		if m, err = ComputeMatrix(ls, ds, projects, flavors); err != nil {
+		if m, err = scheduling.ComputeImpact(ls.snap, ds.snap, projects, flavors); err != nil {
 			b.Fatal(err)
 		}
 	}

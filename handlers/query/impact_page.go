@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/models/scheduling"
 	"corral/views"
 )
 
@@ -25,7 +26,7 @@ const pageNames = 10
 
 // matrixFor computes the impact matrix of draft id for the chosen projects
 // and flavors (all, capped, when none are chosen).
-func (h *Handler) matrixFor(ctx context.Context, id string, projects, flavors []string) (*Matrix, string, *state, time.Duration, error) {
+func (h *Handler) matrixFor(ctx context.Context, id string, projects, flavors []string) (*scheduling.Impact, string, *state, time.Duration, error) {
 	live, rev, err := h.liveState(ctx)
 	if err != nil {
 		return nil, "", nil, 0, err
@@ -45,7 +46,7 @@ func (h *Handler) matrixFor(ctx context.Context, id string, projects, flavors []
 		flavors = capList(live.opts.Flavors, defaultMatrixFlavors)
 	}
 	start := time.Now()
-	m, err := ComputeMatrix(live, ds.st, projects, flavors)
+	m, err := scheduling.ComputeImpact(live.snap, ds.st.snap, projects, flavors)
 	if err != nil {
 		return nil, "", nil, 0, err
 	}

@@ -43,10 +43,6 @@ type state struct {
 	world *models.World
 	snap  *scheduling.Snapshot
 	opts  views.QueryOptions
-
-	impactOnce sync.Once
-	impact     *impactIndex
-	impactErr  error
 }
 
 // draftState is a draft's world, valid for one version of the draft on one

@@ -108,6 +108,14 @@ func (s *Snapshot) Run(spec *RequestSpec) (*Trace, error) {
 	}
 	runSlots <- struct{}{}
 	defer func() { <-runSlots }()
+	return s.runInSlot(spec)
+}
+
+// runInSlot is Run for a caller already holding a run slot.
+func (s *Snapshot) runInSlot(spec *RequestSpec) (*Trace, error) {
+	if spec == nil {
+		spec = &RequestSpec{}
+	}
 	if spec.NumInstances > MaxInstances {
 		return nil, models.E(models.Invalid, "num_instances", "must be at most %d, got %d", MaxInstances, spec.NumInstances)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"corral/models"
+	"corral/models/scheduling"
 	"corral/models/store"
 )
 
@@ -89,8 +90,9 @@ func TestDraftForbiddingTheFreePool(t *testing.T) {
 		t.Errorf("draft change listed as %q", got)
 	}
 
-	// The impact matrix: every tenant loses cn7, the pool's only host, for
-	// the flavors that could land there, and nothing else changes.
+	// The impact matrix: every tenant, and any project corral has not seen,
+	// loses cn7, the pool's only host, for the flavors that could land
+	// there, and nothing else changes.
 	m := c.page("/drafts/" + id + "/impact")
 	lost := map[string][]string{}
 	m.Find(`[data-testid="impact-matrix"] td`).Each(func(_ int, s *goquery.Selection) {
@@ -105,7 +107,7 @@ func TestDraftForbiddingTheFreePool(t *testing.T) {
 		}
 	})
 	want := map[string][]string{}
-	for _, p := range []string{"acme", "acme-dev", "globex"} {
+	for _, p := range []string{"acme", "acme-dev", "globex", scheduling.AnyOtherProject} {
 		for _, f := range []string{"m1.large", "m1.small"} {
 			want[p+"/"+f] = []string{"cn7"}
 		}
@@ -118,8 +120,8 @@ func TestDraftForbiddingTheFreePool(t *testing.T) {
 			t.Errorf("%s loses %v, want %v", k, lost[k], w)
 		}
 	}
-	if got := m.Find(`[data-testid="impact-dropped"]`).Text(); got != "6" {
-		t.Errorf("dropped pairs = %q, want 6", got)
+	if got := m.Find(`[data-testid="impact-dropped"]`).Text(); got != "8" {
+		t.Errorf("dropped pairs = %q, want 8", got)
 	}
 	if got := m.Find(`[data-testid="impact-stranded"]`).Text(); got != "0" {
 		t.Errorf("stranded pairs = %q, want 0", got)
@@ -139,8 +141,8 @@ func TestDraftForbiddingTheFreePool(t *testing.T) {
 		t.Fatalf("impact API: %d %v", ir.StatusCode, err)
 	}
 	ir.Body.Close()
-	if len(jm.Cells) != 1 || len(jm.Cells[0]) != 2 || !slices.Equal(jm.Cells[0][0].Lost, []string{"cn7"}) ||
-		len(jm.Cells[0][1].Lost) != 0 || jm.Dropped != 1 {
+	if len(jm.Cells) != 2 || len(jm.Cells[0]) != 2 || !slices.Equal(jm.Cells[0][0].Lost, []string{"cn7"}) ||
+		len(jm.Cells[0][1].Lost) != 0 || jm.Projects[1] != scheduling.AnyOtherProject || jm.Dropped != 2 {
 		t.Errorf("impact API for globex × {m1.small, m1.ssd} = %+v", jm)
 	}
 

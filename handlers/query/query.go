@@ -78,7 +78,7 @@ func Register(console, api *echo.Group, env *handlers.Env) *Handler {
 	registerDrafts(console, h, admin)
 	console.GET("/drafts/:id/impact", h.Impact)
 	api.POST("/preview", h.APIPreview)
-	api.GET("/drafts/:id/impact", h.APIImpact)
+	registerDraftsAPI(api, h, admin)
 	return h
 }
 

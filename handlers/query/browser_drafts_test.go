@@ -129,7 +129,7 @@ func TestBrowserDraftsAPI(t *testing.T) {
 	if err := b.Login(b.Ctx); err != nil {
 		t.Fatalf("login: %v", err)
 	}
-	b.Do(chromedp.Navigate(app.URL + "/drafts"), chromedp.WaitVisible(webtest.TestID("drafts-table")))
+	b.Do(chromedp.Navigate(app.URL+"/drafts"), chromedp.WaitVisible(webtest.TestID("drafts-table")))
 	type result struct {
 		Status int    `json:"status"`
 		ID     string `json:"id"`

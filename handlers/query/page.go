@@ -125,6 +125,10 @@ func (h *Handler) evaluateOn(f *views.QueryForm, live, draft *state, res views.Q
 		}
 		return res, nil
 	}
+	spec.Hosts = &scheduling.HostSelect{Limit: hostsPerPage, FailedOnly: f.HostsFailed, Stage: f.HostsStage, Name: f.HostsName}
+	if f.HostsPage > 1 {
+		spec.Hosts.Offset = (f.HostsPage - 1) * hostsPerPage
+	}
 	var draftSnap *scheduling.Snapshot
 	if draft != nil {
 		draftSnap = draft.snap
@@ -140,6 +144,7 @@ func (h *Handler) evaluateOn(f *views.QueryForm, live, draft *state, res views.Q
 		return res, nil
 	}
 	res.Trace = presentTrace(p.Trace, main.snap)
+	res.Trace.Matrix = presentMatrix(p.Trace, *f, nil).WithFilter(*f)
 	if len(spec.Placement.MemberOf) > 0 {
 		rows, err := modeRows(main.snap, spec.Placement.MemberOf)
 		if err == nil {

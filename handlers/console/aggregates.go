@@ -655,6 +655,7 @@ func metadataEditor(agg *models.Aggregate, md map[string]string, rows []cv.KV, r
 		ReadOnly:    readOnly,
 		SubmitLabel: "Save metadata",
 		TestID:      "metadata-editor",
+		ImpactForm:  "metadata", ImpactTarget: agg.UUID,
 	}
 }
 

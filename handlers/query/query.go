@@ -76,6 +76,7 @@ func Register(console, api *echo.Group, env *handlers.Env) *Handler {
 	console.GET("/query", h.Page)
 	console.GET("/query/preview", h.Preview)
 	registerDrafts(console, h, admin)
+	registerInline(console, h, admin)
 	console.GET("/drafts/:id/impact", h.Impact)
 	api.POST("/preview", h.APIPreview)
 	registerDraftsAPI(api, h, admin)
@@ -232,4 +233,13 @@ func (h *Handler) draftOptions(ctx context.Context) ([]views.Option, error) {
 		out = append(out, views.Option{Value: d.ID, Label: d.Name})
 	}
 	return out, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -46,6 +46,9 @@ func ChangesBetween(a, b *models.World) []Change {
 			}
 			continue
 		}
+		if az := zoneOf(y); zoneOf(x) != az {
+			out = append(out, Change{Op: OpSetZone, Aggregate: y.UUID, AvailabilityZone: &az})
+		}
 		for _, k := range sortedKeys(x.Metadata) {
 			if _, ok := y.Metadata[k]; !ok {
 				out = append(out, Change{Op: OpUnsetMetadata, Aggregate: y.UUID, Key: k})
@@ -210,4 +213,11 @@ func settingsOverride(a, b models.Settings) *SettingsOverride {
 		return nil
 	}
 	return &o
+}
+
+func zoneOf(a *models.Aggregate) string {
+	if a.AvailabilityZone == nil {
+		return ""
+	}
+	return *a.AvailabilityZone
 }

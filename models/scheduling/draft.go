@@ -22,6 +22,7 @@ const (
 	OpCreateAggregate   = "create_aggregate"   // aggregate (name), [uuid, availability_zone, metadata]
 	OpDeleteAggregate   = "delete_aggregate"   // aggregate
 	OpSetSettings       = "set_settings"       // settings
+	OpSetZone           = "set_zone"           // aggregate, availability_zone ("" or absent clears it)
 
 	OpSetExtraSpec      = "set_extra_spec"      // flavor, key, value
 	OpUnsetExtraSpec    = "unset_extra_spec"    // flavor, key
@@ -39,7 +40,7 @@ const (
 // describes them.
 var Ops = []string{
 	OpSetMetadata, OpUnsetMetadata, OpAddTenant, OpRemoveTenant, OpAddReservation, OpRemoveReservation,
-	OpAddMember, OpRemoveMember, OpCreateAggregate, OpDeleteAggregate, OpSetSettings,
+	OpAddMember, OpRemoveMember, OpCreateAggregate, OpDeleteAggregate, OpSetZone, OpSetSettings,
 	OpSetExtraSpec, OpUnsetExtraSpec, OpCreateServerGroup, OpDeleteServerGroup, OpAddGroupMember, OpRemoveGroupMember,
 	OpAddTrait, OpRemoveTrait, OpSetInventory, OpDeleteInventory,
 }
@@ -203,6 +204,12 @@ func applyChange(w *models.World, provs map[string]*models.Provider, c Change, a
 	switch c.Op {
 	case OpDeleteAggregate:
 		w.Aggregates = append(w.Aggregates[:ai:ai], w.Aggregates[ai+1:]...)
+	case OpSetZone:
+		agg.AvailabilityZone = nil
+		if c.AvailabilityZone != nil && *c.AvailabilityZone != "" {
+			z := *c.AvailabilityZone
+			agg.AvailabilityZone = &z
+		}
 	case OpSetMetadata:
 		if c.Key == "" {
 			return models.E(models.Invalid, at+".key", "set_metadata needs a key")

@@ -274,6 +274,11 @@ func DescribeChange(c Change) string {
 		return "create aggregate " + c.Aggregate
 	case OpDeleteAggregate:
 		return "delete aggregate " + c.Aggregate
+	case OpSetZone:
+		if c.AvailabilityZone == nil || *c.AvailabilityZone == "" {
+			return "clear the zone of aggregate " + c.Aggregate
+		}
+		return fmt.Sprintf("put aggregate %s in zone %s", c.Aggregate, *c.AvailabilityZone)
 	case OpSetSettings:
 		return "change settings: " + describeSettings(c.Settings)
 	case OpSetExtraSpec:

@@ -116,6 +116,21 @@ type impactIndex struct {
 	classRep    []int32
 	classOf     map[string][]int32 // tenant → classes admitting it
 	restricted  []bool             // per class: some aggregate carries a tenant key
+	// tenantSig is a signature of everything tenant isolation reads: the
+	// settings and every aggregate's tenant keys with its members. Two
+	// worlds with the same signature admit every project on the same hosts.
+	tenantSig string
+
+	// Parts computed so far, by project and by flavor: a live snapshot
+	// answers many matrices and inline previews.
+	mu           sync.Mutex
+	projectParts map[string]partResult
+	flavorParts  map[string]partResult
+}
+
+type partResult struct {
+	bits placement.Bitset
+	err  error
 }
 
 // impactCache is the snapshot's matrix index, built on first use.
@@ -136,7 +151,8 @@ func newImpactIndex(s *Snapshot) (*impactIndex, error) {
 	// sorted, and the first few can be listed without sorting them all.
 	hosts := slices.Clone(s.hosts)
 	slices.SortFunc(hosts, func(a, b HostState) int { return strings.Compare(a.Provider.Name, b.Provider.Name) })
-	x := &impactIndex{s: s, hosts: hosts, aggIndex: map[string]int{}}
+	x := &impactIndex{s: s, hosts: hosts, aggIndex: map[string]int{},
+		projectParts: map[string]partResult{}, flavorParts: map[string]partResult{}}
 	hostPos := make([]int32, ix.Len())
 	for i := range hostPos {
 		hostPos[i] = -1
@@ -172,6 +188,7 @@ func newImpactIndex(s *Snapshot) (*impactIndex, error) {
 			x.exact = true
 		}
 	}
+	x.tenantSig = tenantSignature(s)
 	classes := map[string]int32{}
 	x.tenantClass = make([]int32, len(x.hosts))
 	x.classOf = map[string][]int32{}
@@ -332,8 +349,56 @@ func boolp(b bool) *bool         { return &b }
 func strp(s string) *string      { return &s }
 func listp(l []string) *[]string { return &l }
 
+// maxCachedParts bounds the parts an index keeps (3 KiB each on the
+// 100,000-provider cloud).
+const maxCachedParts = 5000
+
+// cached returns the part under key, computing it with fn once.
+func (x *impactIndex) cached(m map[string]partResult, key string, fn func() (placement.Bitset, error)) (placement.Bitset, error) {
+	x.mu.Lock()
+	r, ok := m[key]
+	x.mu.Unlock()
+	if ok {
+		return r.bits, r.err
+	}
+	r.bits, r.err = fn()
+	x.mu.Lock()
+	if len(m) < maxCachedParts {
+		m[key] = r
+	}
+	x.mu.Unlock()
+	return r.bits, r.err
+}
+
+// tenantSignature is what tenant isolation reads of a world: the settings
+// and every aggregate's tenant keys and members.
+func tenantSignature(s *Snapshot) string {
+	var b strings.Builder
+	st := s.world.Settings
+	fmt.Fprintf(&b, "%t %t|", st.LimitTenantsToPlacementAggregate, st.PlacementAggregateRequiredForTenants)
+	b.WriteString(strings.Join(st.EnabledFilters, ","))
+	for a := 0; a < s.ix.NumAggregates(); a++ {
+		agg := s.ix.Aggregate(a)
+		keys := false
+		for _, k := range sortedKeys(agg.Metadata) {
+			if IsTenantKey(k) {
+				fmt.Fprintf(&b, "|%s=%s", k, agg.Metadata[k])
+				keys = true
+			}
+		}
+		if keys {
+			fmt.Fprintf(&b, "@%s:%s", agg.UUID, strings.Join(agg.Members, ","))
+		}
+	}
+	return b.String()
+}
+
 // projectPart is the hosts project p may use whatever the flavor.
 func (x *impactIndex) projectPart(p string) (placement.Bitset, error) {
+	return x.cached(x.projectParts, p, func() (placement.Bitset, error) { return x.computeProjectPart(p) })
+}
+
+func (x *impactIndex) computeProjectPart(p string) (placement.Bitset, error) {
 	spec := &RequestSpec{ProjectID: p, NumInstances: 1,
 		Flavor: FlavorRef{Inline: &models.Flavor{ExtraSpecs: map[string]string{}}},
 		Settings: &SettingsOverride{
@@ -345,6 +410,10 @@ func (x *impactIndex) projectPart(p string) (placement.Bitset, error) {
 
 // flavorPart is the hosts flavor f may use whatever the project.
 func (x *impactIndex) flavorPart(f string) (placement.Bitset, error) {
+	return x.cached(x.flavorParts, f, func() (placement.Bitset, error) { return x.computeFlavorPart(f) })
+}
+
+func (x *impactIndex) computeFlavorPart(f string) (placement.Bitset, error) {
 	spec := &RequestSpec{NumInstances: 1, Flavor: FlavorRef{Name: f},
 		Settings: &SettingsOverride{
 			LimitTenantsToPlacementAggregate: boolp(false), PlacementAggregateRequiredForTenants: boolp(false),

@@ -3,6 +3,7 @@ package scheduling
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -19,6 +20,11 @@ type StrandedServer struct {
 	Project string `json:"project"`
 	Host    string `json:"host"`
 	Reason  string `json:"reason"`
+	// Flavors lists, when the server is stranded only if it runs one of
+	// them, the flavors that may no longer land on its host (a server
+	// does not record its flavor); empty when it is stranded whatever it
+	// runs.
+	Flavors []string `json:"flavors,omitempty"`
 }
 
 // BrokenGroup is a server group whose policy the draft's placement of its
@@ -91,6 +97,7 @@ func Strandings(live, draft *Snapshot) (*Stranding, error) {
 		parts[p] = pp
 		return pp, nil
 	}
+	sameTenancy := lx.tenantSig == dx.tenantSig
 	fits := func(sets []placement.Bitset, h int) []string {
 		var names []string
 		for j, b := range sets {
@@ -100,52 +107,140 @@ func Strandings(live, draft *Snapshot) (*Stranding, error) {
 		}
 		return names
 	}
+	// What the host offers is judged once per host, not per server.
+	type hostFits struct {
+		lh, dh               int
+		ok                   bool
+		live, draft, lost    []string
+		zoneMoved, anyFlavor bool
+	}
+	byHost := map[string]*hostFits{}
+	judgeHost := func(name string) *hostFits {
+		if hf, ok := byHost[name]; ok {
+			return hf
+		}
+		hf := &hostFits{}
+		byHost[name] = hf
+		lh, lok := slices.BinarySearch(lx.names, name)
+		dh, dok := slices.BinarySearch(dx.names, name)
+		if !lok || !dok {
+			return hf
+		}
+		hf.ok, hf.lh, hf.dh = true, lh, dh
+		// Most hosts offer the same flavors in both worlds: compare bits
+		// before naming anything.
+		same := true
+		for j := range flavors {
+			if lf[j].Has(lh) != df[j].Has(dh) {
+				same = false
+				break
+			}
+		}
+		hf.zoneMoved = lx.zones[lh] != dx.zones[dh]
+		for j := range flavors {
+			if lf[j].Has(lh) {
+				hf.anyFlavor = true
+				break
+			}
+		}
+		if same && !hf.zoneMoved && sameTenancy {
+			return hf
+		}
+		hf.live, hf.draft = fits(lf, lh), fits(df, dh)
+		for _, f := range hf.live {
+			if !slices.Contains(hf.draft, f) {
+				hf.lost = append(hf.lost, f)
+			}
+		}
+		return hf
+	}
 	for _, srv := range draft.world.Servers {
 		if srv.Host == "" {
 			continue
 		}
-		lh, lok := slices.BinarySearch(lx.names, srv.Host)
-		dh, dok := slices.BinarySearch(dx.names, srv.Host)
-		if !lok || !dok {
+		hf := judgeHost(srv.Host)
+		if !hf.ok {
 			continue
 		}
 		out.Checked++
-		pp, err := partOf(srv.ProjectID)
-		if err != nil {
-			return nil, err
+		lh, dh := hf.lh, hf.dh
+		if !hf.anyFlavor {
+			continue // no flavor fits the host on live data either
 		}
-		liveFits := fits(lf, lh)
-		if !pp.live.Has(lh) || len(liveFits) == 0 {
-			continue // not eligible on live data either: nothing the draft did
+		if sameTenancy && hf.live == nil {
+			continue // nothing about the host changed
+		}
+		liveFits := hf.live
+		// When tenant isolation reads the same in both worlds, the
+		// project may use the same hosts in both: its parts are not
+		// needed (computing them for 2,000 projects is most of the work).
+		pp := &projectParts{}
+		if !sameTenancy {
+			var err error
+			if pp, err = partOf(srv.ProjectID); err != nil {
+				return nil, err
+			}
+			if !pp.live.Has(lh) {
+				continue // not eligible on live data either: nothing the draft did
+			}
+		}
+		if hf.live == nil {
+			hf.live, hf.draft = fits(lf, lh), fits(df, dh)
+			for _, f := range hf.live {
+				if !slices.Contains(hf.draft, f) {
+					hf.lost = append(hf.lost, f)
+				}
+			}
+			liveFits = hf.live
 		}
 		reason := ""
-		draftFits := fits(df, dh)
+		lostFlavors := hf.lost
+		draftFits := hf.draft
 		switch {
-		case !pp.draft.Has(dh):
+		case !sameTenancy && !pp.draft.Has(dh):
 			reason = fmt.Sprintf("project %s may no longer use host %s (tenant isolation: the host's aggregates no longer admit it)", srv.ProjectID, srv.Host)
 		case len(draftFits) == 0:
 			reason = fmt.Sprintf("no flavor may land on host %s any more (extra specs or reservations); live data allowed %s", srv.Host, listNames(liveFits, 5))
-		case lx.zones[lh] != dx.zones[dh]:
+		case hf.zoneMoved:
 			reason = fmt.Sprintf("host %s moves from zone %s to zone %s; servers that asked for %s no longer fit it", srv.Host, lx.zones[lh], dx.zones[dh], lx.zones[lh])
+		case len(lostFlavors) > 0:
+			reason = fmt.Sprintf("if it runs %s: that flavor may no longer land on host %s (extra specs or reservations)", listNames(lostFlavors, 5), srv.Host)
+		default:
+			lostFlavors = nil
 		}
 		if reason != "" {
-			out.Servers = append(out.Servers, StrandedServer{UUID: srv.UUID, Name: srv.Name, Project: srv.ProjectID, Host: srv.Host, Reason: reason})
+			if len(draftFits) == 0 || !sameTenancy && !pp.draft.Has(dh) {
+				lostFlavors = nil
+			}
+			out.Servers = append(out.Servers, StrandedServer{UUID: srv.UUID, Name: srv.Name, Project: srv.ProjectID, Host: srv.Host, Reason: reason, Flavors: lostFlavors})
 		}
 	}
 	slices.SortFunc(out.Servers, func(a, b StrandedServer) int {
 		return strings.Compare(a.Host+"\x00"+a.Name, b.Host+"\x00"+b.Name)
 	})
-	liveBroken := map[string]bool{}
-	for _, g := range live.world.ServerGroups {
-		if groupBreak(live.world, &g) != "" {
-			liveBroken[g.UUID] = true
-		}
+	// A draft moves no server, so a group can newly break only when its
+	// members change: judge those groups alone.
+	liveGroups := make(map[string]*models.ServerGroup, len(live.world.ServerGroups))
+	for i := range live.world.ServerGroups {
+		liveGroups[live.world.ServerGroups[i].UUID] = &live.world.ServerGroups[i]
 	}
-	for _, g := range draft.world.ServerGroups {
-		if liveBroken[g.UUID] {
+	var hostOf map[string]string
+	for i := range draft.world.ServerGroups {
+		g := &draft.world.ServerGroups[i]
+		lg, ok := liveGroups[g.UUID]
+		if ok && slices.Equal(lg.Members, g.Members) && lg.Policy == g.Policy && maps.Equal(lg.Rules, g.Rules) {
 			continue
 		}
-		if r := groupBreak(draft.world, &g); r != "" {
+		if hostOf == nil {
+			hostOf = make(map[string]string, len(draft.world.Servers))
+			for _, s := range draft.world.Servers {
+				hostOf[s.UUID] = s.Host
+			}
+		}
+		if ok && groupBreak(hostOf, lg) != "" {
+			continue // already broken on live data
+		}
+		if r := groupBreak(hostOf, g); r != "" {
 			out.Groups = append(out.Groups, BrokenGroup{UUID: g.UUID, Name: g.Name, Project: g.ProjectID, Policy: g.Policy, Reason: r})
 		}
 	}
@@ -154,22 +249,13 @@ func Strandings(live, draft *Snapshot) (*Stranding, error) {
 
 // groupBreak says how the members' hosts break the group's hard policy,
 // "" when they do not.
-func groupBreak(w *models.World, g *models.ServerGroup) string {
+func groupBreak(hostOf map[string]string, g *models.ServerGroup) string {
 	if g.Policy != models.PolicyAffinity && g.Policy != models.PolicyAntiAffinity {
 		return ""
 	}
-	hostOf := make(map[string]string, len(g.Members))
-	for _, m := range g.Members {
-		hostOf[m] = ""
-	}
-	for _, s := range w.Servers {
-		if _, ok := hostOf[s.UUID]; ok {
-			hostOf[s.UUID] = s.Host
-		}
-	}
 	count := map[string]int{}
-	for _, h := range hostOf {
-		if h != "" {
+	for _, m := range g.Members {
+		if h := hostOf[m]; h != "" {
 			count[h]++
 		}
 	}

@@ -1,7 +1,7 @@
 package query
 
 import (
-		"fmt"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"

@@ -38,6 +38,15 @@ type Groups struct {
 func registerRoutes(e *echo.Echo, env *handlers.Env, loginLimit echo.MiddlewareFunc) Groups {
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	e.Group("/static", cacheStatic).StaticFS("/", static.FS)
+	// Browsers ask for /favicon.ico on every page whatever the page links.
+	e.GET("/favicon.ico", func(c echo.Context) error {
+		icon, err := static.FS.ReadFile("img/favicon.svg")
+		if err != nil {
+			return err
+		}
+		c.Response().Header().Set("Cache-Control", "public, max-age=86400")
+		return c.Blob(http.StatusOK, "image/svg+xml", icon)
+	})
 
 	e.GET("/login", env.LoginForm)
 	e.POST("/login", env.Login, loginLimit)

@@ -646,3 +646,12 @@ func TestLoginRateLimit(t *testing.T) {
 		t.Errorf("sign-in with the right password while limited: status %d, want 429", r.StatusCode)
 	}
 }
+
+// Browsers ask for /favicon.ico on every page, signed in or not.
+func TestFavicon(t *testing.T) {
+	a := newApp(t)
+	r := a.client().get("/favicon.ico")
+	if r.StatusCode != http.StatusOK || r.Header.Get("Content-Type") != "image/svg+xml" || !strings.Contains(r.Body, "<svg") {
+		t.Errorf("GET /favicon.ico: %d %q", r.StatusCode, r.Header.Get("Content-Type"))
+	}
+}

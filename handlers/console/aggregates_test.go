@@ -19,8 +19,8 @@ func TestAggregateListSearchSortPaginate(t *testing.T) {
 		t.Fatalf("status %d", r.StatusCode)
 	}
 	names := r.Texts(t, "aggregate-name")
-	if len(names) != 12 {
-		t.Fatalf("demo has 12 aggregates, page shows %d: %v", len(names), names)
+	if len(names) != 13 {
+		t.Fatalf("demo has 13 aggregates, page shows %d: %v", len(names), names)
 	}
 	// Counts and typed tags are shown per row.
 	row := func(r *response, name string) string {
@@ -88,7 +88,7 @@ func TestAggregateListSearchSortPaginate(t *testing.T) {
 	if got := p3.Texts(t, "aggregate-name"); !slices.Equal(got, asc[10:]) {
 		t.Errorf("page 3 = %v, want %v", got, asc[10:])
 	}
-	if got := p1.Text(t, "pager-range"); got != "1–5 of 12" {
+	if got := p1.Text(t, "pager-range"); got != "1–5 of 13" {
 		t.Errorf("pager = %q", got)
 	}
 }

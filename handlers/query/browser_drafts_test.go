@@ -2,6 +2,7 @@ package query_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -14,6 +15,10 @@ import (
 // fields it shows, and submits.
 func addChangeInBrowser(t *testing.T, b *webtest.Browser, kind string, fields map[string]string) {
 	t.Helper()
+	before, err := chromedp.Run(b.Ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="draft-change"]').length`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	b.Do(chromedp.WaitVisible(webtest.TestID("draft-add-change")))
 	if _, err := chromedp.Run(b.Ctx, chromedp.Evaluate[bool](`(() => { const s = document.querySelector('#f-kind');
 		s.value = '`+kind+`'; s.dispatchEvent(new Event('change', {bubbles: true})); return s.value === '`+kind+`'; })()`)); err != nil {
@@ -27,7 +32,20 @@ func addChangeInBrowser(t *testing.T, b *webtest.Browser, kind string, fields ma
 			chromedp.SendKeys(sel, v),
 		)
 	}
-	b.Do(chromedp.Click(webtest.TestID("draft-add-change-submit")), chromedp.WaitVisible(webtest.TestID("draft-changes")))
+	// The page reloads with one more change listed.
+	b.Do(chromedp.Click(webtest.TestID("draft-add-change-submit")))
+	// The poll fails while the page is being replaced; it is asked again
+	// on the new page.
+	var err2 error
+	for range 20 {
+		if _, err2 = chromedp.Run(b.Ctx, chromedp.Poll[bool](fmt.Sprintf(`document.querySelectorAll('[data-testid="draft-change"]').length > %d`, before))); err2 == nil {
+			return
+		}
+		if b.Ctx.Err() != nil {
+			break
+		}
+	}
+	t.Fatalf("the %s change was not added: %v", kind, err2)
 }
 
 // A whole change in real Chromium: a draft that reserves the GPU host

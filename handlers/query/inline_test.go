@@ -44,8 +44,8 @@ func TestInlineImpactOfAddingHostsToAReservation(t *testing.T) {
 		f, _ := s.Attr("data-flavor")
 		lost[p+"/"+f] = strings.TrimSpace(s.Find(".lost-cell").Text())
 	})
-	if !strings.Contains(lost["acme/m1.small"], "cn1") || !strings.Contains(lost["globex/m1.small"], "cn6") {
-		t.Errorf("pairs losing hosts: %v; want acme and globex to lose cn1/cn6 for m1.small", lost)
+	if lost["acme/m1.small"] != "cn1, cn6" || lost["globex/m1.large"] != "cn1, cn6" {
+		t.Errorf("pairs losing hosts: %v; want acme's m1.small and globex's m1.large to lose cn1 and cn6", lost)
 	}
 	if got := doc.Find(`[data-testid="inline-impact-servers"]`).Text(); got == "" || got == "0" {
 		t.Errorf("stranded servers = %q; cache-1 (acme on cn1) and batch-3 (globex on cn6) lose their hosts", got)

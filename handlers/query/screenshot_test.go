@@ -4,10 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
+	"corral/models"
 	"corral/models/cloudgen"
 	"corral/models/store"
 	"corral/web/webtest"
@@ -39,9 +41,27 @@ func TestScreenshotsOfTheQueryPage(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if !w.big {
+				long := &models.Aggregate{Name: strings.Repeat("a-very-long-aggregate-name", 8), Metadata: map[string]string{}}
+				if err := app.Store.CreateAggregate(context.Background(), store.Actor{Name: "test", Via: "cli"}, long); err != nil {
+					t.Fatal(err)
+				}
+			}
 			b := webtest.NewBrowser(t, app)
 			if err := b.Login(b.Ctx); err != nil {
 				t.Fatal(err)
+			}
+			if !w.big {
+				for _, page := range []string{"/aggregates", "/quotas"} {
+					b.Do(chromedp.EmulateViewport(1280, 900), chromedp.Navigate(app.URL+page), chromedp.WaitVisible(`h1`))
+					png, err := chromedp.Run(b.Ctx, chromedp.CaptureScreenshot())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(filepath.Join(dir, w.name+strings.ReplaceAll(page, "/", "-")+"-1280.png"), png, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
 			}
 			for _, size := range [][2]int64{{1280, 900}, {1920, 1080}} {
 				b.Do(

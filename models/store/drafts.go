@@ -507,7 +507,9 @@ func (s *Store) ApplyDraft(ctx context.Context, a Actor, id string, version int6
 		// values before and after: a revert is a new draft of those.
 		applied := draftAudit(d)
 		applied["revert_changes"] = scheduling.ChangesBetween(next, cur)
-		return t.audit("apply", "draft", d.ID, d.Name, draftAudit(d), applied)
+		// Nothing is shown struck through: the draft's content is what the
+		// apply made live.
+		return t.audit("apply", "draft", d.ID, d.Name, nil, applied)
 	})
 }
 

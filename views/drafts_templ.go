@@ -572,7 +572,7 @@ func Draft(p Page, d DraftProps) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "\" class=\"card stack change-form\" data-testid=\"draft-add-change\"><h2 class=\"first\">Add a change</h2>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "\" class=\"card stack change-form\" id=\"add-change\" data-testid=\"draft-add-change\"><h2 class=\"first\">Add a change</h2>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

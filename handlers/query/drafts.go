@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,9 +93,49 @@ func (h *Handler) CreateDraft(c echo.Context) error {
 	return handlers.SeeOther(c, "/drafts/"+d.ID)
 }
 
-// Draft is GET /drafts/:id.
+// Draft is GET /drafts/:id. After a refused change (retry=1 in the URL,
+// which holds what was typed) the form shows the typed values again with
+// the errors next to their fields: post/redirect/get, so that the address
+// bar never holds a POST-only URL.
 func (h *Handler) Draft(c echo.Context) error {
-	return h.renderDraft(c, http.StatusOK, views.DraftChangeForm{Kind: scheduling.OpSetMetadata}, "")
+	if c.QueryParam("retry") == "" {
+		return h.renderDraft(c, http.StatusOK, views.DraftChangeForm{Kind: scheduling.OpSetMetadata}, "")
+	}
+	form := changeForm(c)
+	err := h.checkChange(c, form)
+	if err == nil {
+		return h.renderDraft(c, http.StatusOK, form, "")
+	}
+	errs, ok := handlers.FormErrors(err)
+	if !ok {
+		return err
+	}
+	form.Errors, _ = placeErrors(errs)
+	return h.renderDraft(c, http.StatusOK, form, "")
+}
+
+// checkChange checks the change a form describes against the draft's
+// other changes and live data, without saving it.
+func (h *Handler) checkChange(c echo.Context, form views.DraftChangeForm) error {
+	ctx := c.Request().Context()
+	d, err := h.env.Store.GetDraft(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	ch, err := changeFormToChange(form)
+	if err != nil {
+		return err
+	}
+	changes, err := d.DraftChanges()
+	if err != nil {
+		return err
+	}
+	live, _, err := h.liveState(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = scheduling.ApplyChanges(live.world, append(changes, ch))
+	return err
 }
 
 func (h *Handler) renderDraft(c echo.Context, status int, form views.DraftChangeForm, formErr string) error {
@@ -174,15 +215,34 @@ func (h *Handler) AddChange(c echo.Context) error {
 	return handlers.SeeOther(c, "/drafts/"+d.ID)
 }
 
-// refuseChange shows the draft again with the error next to the field at
-// fault; errors of the whole change list ("changes[3].aggregate") go next
-// to the field they name.
+// refuseChange sends the browser back to the draft's page with what was
+// typed in the URL; that page checks the change again and shows each error
+// next to the field at fault. An error no field shows (someone else edited
+// the draft) comes as a flash.
 func (h *Handler) refuseChange(c echo.Context, form views.DraftChangeForm, err error) error {
 	errs, ok := handlers.FormErrors(err)
 	if !ok {
 		return err
 	}
-	form.Errors = map[string]string{}
+	if _, general := placeErrors(errs); general != "" {
+		handlers.AddFlash(c, views.FlashError, general)
+	}
+	q := url.Values{"retry": {"1"}}
+	for k, v := range map[string]string{"kind": form.Kind, "aggregate": form.Aggregate, "key": form.Key, "value": form.Value,
+		"provider": form.Provider, "project": form.Project, "az": form.AZ, "setting": form.Setting, "flavor": form.Flavor,
+		"group": form.Group, "server": form.Server, "policy": form.Policy, "trait": form.Trait, "class": form.Class, "total": form.Total} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return handlers.SeeOther(c, "/drafts/"+c.Param("id")+"?"+q.Encode()+"#add-change")
+}
+
+// placeErrors puts errors next to the form field they name; errors of the
+// whole change list ("changes[3].aggregate") go next to the field they
+// name, and the rest is returned as one general message.
+func placeErrors(errs map[string]string) (map[string]string, string) {
+	out := map[string]string{}
 	general := ""
 	for field, msg := range errs {
 		if i := strings.LastIndex(field, "."); i >= 0 {
@@ -190,20 +250,20 @@ func (h *Handler) refuseChange(c echo.Context, form views.DraftChangeForm, err e
 		}
 		switch field {
 		case "aggregate", "key", "value", "project", "provider", "az", "setting", "kind", "flavor", "server", "policy", "trait", "total":
-			form.Errors[field] = msg
+			out[field] = msg
 		case "reservation":
-			form.Errors["value"] = msg
+			out["value"] = msg
 		case "server_group":
-			form.Errors["group"] = msg
+			out["group"] = msg
 		case "resource_class":
-			form.Errors["class"] = msg
+			out["class"] = msg
 		case "inventory":
-			form.Errors["total"] = msg
+			out["total"] = msg
 		default:
 			general = msg
 		}
 	}
-	return h.renderDraft(c, handlers.StatusOf(err), form, general)
+	return out, general
 }
 
 // RemoveChange is POST /drafts/:id/changes/:n/delete.

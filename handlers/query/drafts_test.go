@@ -226,10 +226,19 @@ func TestDraftApplyConflictAndDiscard(t *testing.T) {
 		t.Errorf("a conflicting apply changed aggA: %v", a2.Metadata)
 	}
 
-	// A change that does not apply is refused next to its field.
-	code, doc := c.formPage("/drafts/"+id+"/changes", url.Values{"kind": {"remove_member"}, "aggregate": {"aggA"}, "provider": {"cn9"}, "version": {"1"}})
-	if code != http.StatusBadRequest || !strings.Contains(doc.Find(`[data-testid="error-provider"]`).Text(), "cn9") {
-		t.Errorf("bad change: %d, provider error %q", code, doc.Find(`[data-testid="error-provider"]`).Text())
+	// A change that does not apply is refused next to its field, on the
+	// draft's own address (post/redirect/get) with what was typed kept.
+	r = c.form("/drafts/"+id+"/changes", url.Values{"kind": {"remove_member"}, "aggregate": {"aggA"}, "provider": {"cn9"}, "version": {"1"}})
+	loc := r.Header.Get("Location")
+	if r.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/drafts/"+id+"?") {
+		t.Fatalf("bad change: %d → %q, want back to the draft's page", r.StatusCode, loc)
+	}
+	doc := c.page(strings.Split(loc, "#")[0])
+	if !strings.Contains(doc.Find(`[data-testid="error-provider"]`).Text(), "cn9") {
+		t.Errorf("bad change: provider error %q", doc.Find(`[data-testid="error-provider"]`).Text())
+	}
+	if v, _ := doc.Find(`#f-provider`).Attr("value"); v != "cn9" {
+		t.Errorf("the typed provider is not kept: %q", v)
 	}
 
 	rev0, _ := c.app.Store.Revision(ctx)

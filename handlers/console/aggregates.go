@@ -217,6 +217,13 @@ func (h *Handler) AggregateDetail(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	retry, err := h.retryTag(c, agg)
+	if err != nil {
+		return err
+	}
+	if retry != nil {
+		return h.renderDetail(c, http.StatusOK, agg, retry)
+	}
 	return h.renderDetail(c, http.StatusOK, agg)
 }
 

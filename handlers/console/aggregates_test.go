@@ -236,9 +236,11 @@ func TestAggregateMetadataEditor(t *testing.T) {
 				form.Add("key", kv[0])
 				form.Add("value", kv[1])
 			}
-			r := c.submit(path, path+"/metadata", form)
-			if r.StatusCode != http.StatusBadRequest {
-				t.Fatalf("status %d, want 400", r.StatusCode)
+			// Refused: back on the aggregate's page (post/redirect/get),
+			// the typed rows kept and the error beside the row.
+			r := c.follow(path, path+"/metadata", form)
+			if r.StatusCode != http.StatusOK {
+				t.Fatalf("status %d, want 200 after the redirect", r.StatusCode)
 			}
 			var msg string
 			r.Doc(t).Find(`[data-testid="metadata-editor"] [data-testid="kv-row"]`).Each(func(_ int, s *goqSel) {

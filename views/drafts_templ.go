@@ -601,7 +601,7 @@ func Draft(p Page, d DraftProps) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 57, "<div class=\"kind-field for-set_metadata for-unset_metadata for-add_tenant for-remove_tenant for-add_reservation for-remove_reservation for-add_member for-remove_member for-create_aggregate for-delete_aggregate\"><div class=\"field\" data-testid=\"field-aggregate\"><label for=\"f-aggregate\">Aggregate</label> <input id=\"f-aggregate\" type=\"text\" name=\"aggregate\" value=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 57, "<div class=\"kind-field for-set_metadata for-unset_metadata for-add_tenant for-remove_tenant for-add_reservation for-remove_reservation for-add_member for-remove_member for-create_aggregate for-delete_aggregate for-set_zone\"><div class=\"field\" data-testid=\"field-aggregate\"><label for=\"f-aggregate\">Aggregate</label> <input id=\"f-aggregate\" type=\"text\" name=\"aggregate\" value=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -809,11 +809,11 @@ func Draft(p Page, d DraftProps) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 81, "</div></div><div class=\"kind-field for-create_aggregate\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 81, "</div></div><div class=\"kind-field for-create_aggregate for-set_zone\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = Field(FieldProps{Label: "Availability zone", Name: "az", Value: d.Form.AZ, Error: d.Form.err("az"), Help: "For a new aggregate."}).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = Field(FieldProps{Label: "Availability zone", Name: "az", Value: d.Form.AZ, Error: d.Form.err("az"), Help: "For a new aggregate, or the zone to put one in (empty clears it)."}).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

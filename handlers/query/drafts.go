@@ -420,6 +420,7 @@ var changeKinds = []views.Option{
 	{Value: scheduling.OpRemoveMember, Label: "Remove a host or provider from an aggregate"},
 	{Value: scheduling.OpCreateAggregate, Label: "Create an aggregate (name, zone)"},
 	{Value: scheduling.OpDeleteAggregate, Label: "Delete an aggregate"},
+	{Value: scheduling.OpSetZone, Label: "Put an aggregate in a zone (empty clears it)"},
 	{Value: scheduling.OpSetSettings, Label: "Change a setting (setting = value)"},
 	{Value: scheduling.OpSetExtraSpec, Label: "Set a flavor extra spec (key = value)"},
 	{Value: scheduling.OpUnsetExtraSpec, Label: "Remove a flavor extra spec (key)"},
@@ -509,6 +510,10 @@ func changeFormToChange(f views.DraftChangeForm) (scheduling.Change, error) {
 		}
 	case scheduling.OpDeleteAggregate:
 		err = need("aggregate", f.Aggregate)
+	case scheduling.OpSetZone:
+		err = need("aggregate", f.Aggregate)
+		az := f.AZ
+		ch.AvailabilityZone = &az
 	case scheduling.OpSetSettings:
 		ch.Aggregate = ""
 		ch.Settings, err = settingChange(f.Setting, f.Value)

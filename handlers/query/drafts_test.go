@@ -274,3 +274,21 @@ func TestDraftsNeedAnAdmin(t *testing.T) {
 		t.Errorf("reader listing drafts: %d %s", r.StatusCode, b)
 	}
 }
+
+// A draft can put an aggregate in a zone: the impact shows cn1 leaving
+// the zone-less hosts a request for zone west may not use.
+func TestDraftSetsAZone(t *testing.T) {
+	c := newClient(t)
+	id := c.createDraft("aggA to west")
+	c.addChange(id, 0, url.Values{"kind": {"set_zone"}, "aggregate": {"aggA"}, "az": {"west"}})
+	page := c.page("/drafts/" + id)
+	if got := strings.TrimSpace(page.Find(`[data-testid="draft-change"]`).Text()); !strings.Contains(got, "put aggregate aggA in zone west") {
+		t.Errorf("change listed as %q", got)
+	}
+	doc, _ := c.fragment(url.Values{"draft": {id}, "project": {"globex"}, "flavor": {"m1.small"}, "az": {"west"}})
+	var gained []string
+	doc.Find(`[data-testid="newly-eligible-host"]`).Each(func(_ int, s *goquery.Selection) { gained = append(gained, s.AttrOr("data-host", "")) })
+	if strings.Join(gained, ",") != "cn1" {
+		t.Errorf("newly eligible in zone west with the draft: %v, want [cn1]", gained)
+	}
+}

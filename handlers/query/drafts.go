@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/layout"
 	"corral/models"
 	"corral/models/scheduling"
 	"corral/models/store"
@@ -75,7 +76,7 @@ func (h *Handler) renderDrafts(c echo.Context, status int, name string, errs map
 		props.Applied = append(props.Applied, views.AppliedDraft{EventID: e.ID, Name: e.ObjectName, When: views.When(e.At),
 			Actor: e.Actor, Changes: len(after.Changes)})
 	}
-	return handlers.Render(c, status, views.Drafts(handlers.NewPage(c, "Drafts", "drafts"), props))
+	return handlers.Render(c, status, views.Drafts(layout.Page(c, "Drafts", "drafts"), props))
 }
 
 // CreateDraft is POST /drafts.
@@ -178,7 +179,7 @@ func (h *Handler) renderDraft(c echo.Context, status int, form views.DraftChange
 		}
 		props.Providers = append(props.Providers, p.Name)
 	}
-	return handlers.Render(c, status, views.Draft(handlers.NewPage(c, "Draft "+d.Name, "drafts"), props))
+	return handlers.Render(c, status, views.Draft(layout.Page(c, "Draft "+d.Name, "drafts"), props))
 }
 
 // AddChange is POST /drafts/:id/changes: the change is checked against live
@@ -332,7 +333,7 @@ func (h *Handler) ConfirmDraft(c echo.Context) error {
 	if action == "discard" {
 		title = "Discard " + d.Name
 	}
-	return handlers.Render(c, http.StatusOK, views.DraftConfirm(handlers.NewPage(c, title, "drafts"), props))
+	return handlers.Render(c, http.StatusOK, views.DraftConfirm(layout.Page(c, title, "drafts"), props))
 }
 
 // Stranded is GET /drafts/:id/stranded.
@@ -348,7 +349,7 @@ func (h *Handler) Stranded(c echo.Context) error {
 	for _, g := range st.Groups {
 		props.Groups = append(props.Groups, views.BrokenGroup{Name: g.Name, Project: g.Project, Policy: g.Policy, Reason: g.Reason})
 	}
-	return handlers.Render(c, http.StatusOK, views.Stranded(handlers.NewPage(c, "Stranded by "+d.Name, "drafts"), props))
+	return handlers.Render(c, http.StatusOK, views.Stranded(layout.Page(c, "Stranded by "+d.Name, "drafts"), props))
 }
 
 // RevertDraft is POST /drafts/revert: a new draft undoing the applied

@@ -434,3 +434,9 @@ func num(n int) string {
 	}
 	return s
 }
+
+// groupChosen reports whether the form's group (a UUID, or a name as a
+// shared URL may give it) is option g.
+func groupChosen(g Option, group string) bool {
+	return group != "" && (g.Value == group || strings.HasPrefix(g.Label, group+" ("))
+}

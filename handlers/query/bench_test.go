@@ -41,7 +41,7 @@ func benchWorlds(b *testing.B) (*models.World, *models.World) {
 func benchMatrix(b *testing.B, cold bool) {
 	lw, dw := benchWorlds(b)
 	ls, ds := mustState(b, lw), mustState(b, dw)
-	projects, flavors := ls.opts.Projects[:100], ls.opts.Flavors[:20]
+	projects, flavors := ls.options().Projects[:100], ls.options().Flavors[:20]
 	if !cold {
 		if _, err := scheduling.ComputeImpact(ls.snap, ds.snap, projects, flavors); err != nil {
 			b.Fatal(err)
@@ -116,7 +116,7 @@ func BenchmarkQueryMatrixPage(b *testing.B) {
 			b.Fatalf("evaluate: %v %+v", err, res)
 		}
 		var buf strings.Builder
-		if err := views.QueryPage(views.Page{Title: "Live query"}, f, st.opts, res).Render(context.Background(), &buf); err != nil {
+		if err := views.QueryPage(views.Page{Title: "Live query"}, f, st.options(), res).Render(context.Background(), &buf); err != nil {
 			b.Fatal(err)
 		}
 		took = append(took, time.Since(t0))

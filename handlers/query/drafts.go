@@ -161,7 +161,7 @@ func (h *Handler) renderDraft(c echo.Context, status int, form views.DraftChange
 		ID: d.ID, Name: d.Name, Author: d.Author, Created: views.When(d.CreatedAt),
 		BaseRevision: d.BaseRevision, Version: d.Version, Conflicts: conflicts,
 		Form: form, Kinds: changeKinds, Settings: settingOptions,
-		Aggregates: live.opts.Aggregates, Flavors: live.opts.Flavors, Policies: policyOptions,
+		Aggregates: live.options().Aggregates, Flavors: live.options().Flavors, Policies: policyOptions,
 		CanEdit: handlers.HasRole(c, models.RoleAdmin), Error: formErr,
 	}
 	for i, g := range live.world.ServerGroups {

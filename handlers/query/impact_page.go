@@ -110,11 +110,11 @@ func (h *Handler) matrixFor(ctx context.Context, id string, mq matrixQuery) (*sc
 	}
 	projects, flavors := mq.projects, mq.flavors
 	if len(projects) == 0 {
-		projects = capList(live.opts.Projects, defaultMatrixProjects)
+		projects = capList(live.options().Projects, defaultMatrixProjects)
 	}
 	projects = append(slices.DeleteFunc(slices.Clone(projects), func(p string) bool { return p == scheduling.AnyOtherProject }), scheduling.AnyOtherProject)
 	if len(flavors) == 0 {
-		flavors = capList(live.opts.Flavors, defaultMatrixFlavors)
+		flavors = capList(live.options().Flavors, defaultMatrixFlavors)
 	}
 	for _, f := range flavors {
 		if _, ok := live.snap.Flavor(f); !ok {
@@ -152,11 +152,11 @@ func (h *Handler) Impact(c echo.Context) error {
 		return writeImpactCSV(c, name, m)
 	}
 	note := ""
-	if len(mq.projects) == 0 && len(live.opts.Projects) > defaultMatrixProjects || len(mq.flavors) == 0 && len(live.opts.Flavors) > len(m.Flavors) {
+	if len(mq.projects) == 0 && len(live.options().Projects) > defaultMatrixProjects || len(mq.flavors) == 0 && len(live.options().Flavors) > len(m.Flavors) {
 		note = fmt.Sprintf("Showing the first %d of %d projects and %d of %d flavors; choose a subset above to see others.",
-			min(len(live.opts.Projects), defaultMatrixProjects), len(live.opts.Projects), len(capList(live.opts.Flavors, defaultMatrixFlavors)), len(live.opts.Flavors))
+			min(len(live.options().Projects), defaultMatrixProjects), len(live.options().Projects), len(capList(live.options().Flavors, defaultMatrixFlavors)), len(live.options().Flavors))
 	}
-	known := set(live.opts.Projects)
+	known := set(live.options().Projects)
 	var typed []string
 	for _, p := range mq.projects {
 		if !known[p] {
@@ -168,7 +168,7 @@ func (h *Handler) Impact(c echo.Context) error {
 	props := views.ImpactProps{
 		Note:    note,
 		DraftID: id, DraftName: name, Flavors: m.Flavors,
-		AllProjects: live.opts.Projects, AllFlavors: live.opts.Flavors,
+		AllProjects: live.options().Projects, AllFlavors: live.options().Flavors,
 		ChosenProjects: set(mq.projects), ChosenFlavors: set(mq.flavors),
 		TypedProjects: strings.Join(typed, ", "), ByZone: mq.byZone,
 		CSVURL: "/drafts/" + id + "/impact?" + csvQuery.Encode(),

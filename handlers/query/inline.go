@@ -245,8 +245,8 @@ func inlineImpact(live *state, changes []scheduling.Change) (*views.InlineImpact
 		props.Error = message(err)
 		return props, nil
 	}
-	projects := append(slices.Clone(capList(live.opts.Projects, defaultMatrixProjects)), scheduling.AnyOtherProject)
-	flavors := capList(live.opts.Flavors, defaultMatrixFlavors)
+	projects := append(slices.Clone(capList(live.options().Projects, defaultMatrixProjects)), scheduling.AnyOtherProject)
+	flavors := capList(live.options().Flavors, defaultMatrixFlavors)
 	m, err := scheduling.ComputeImpact(live.snap, ds, projects, flavors)
 	if err != nil {
 		return nil, err

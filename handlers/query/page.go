@@ -35,7 +35,7 @@ func (h *Handler) Page(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	opts := live.opts
+	opts := live.options()
 	if opts.Drafts, err = h.draftOptions(ctx); err != nil {
 		return err
 	}

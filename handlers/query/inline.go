@@ -240,7 +240,7 @@ func inlineImpact(live *state, changes []scheduling.Change) (*views.InlineImpact
 		props.Error = message(err)
 		return props, nil
 	}
-	ds, err := scheduling.NewSnapshot(w)
+	ds, err := draftSnapshot(live, w, changes)
 	if err != nil {
 		props.Error = message(err)
 		return props, nil
@@ -349,4 +349,26 @@ func (h *Handler) StageDraft(c echo.Context) error {
 	}
 	handlers.AddFlash(c, views.FlashSuccess, fmt.Sprintf("Staged as draft %q; nothing live changed. Preview it, then apply it.", d.Name))
 	return handlers.SeeOther(c, "/drafts/"+d.ID)
+}
+
+// draftSnapshot indexes w, the live world with changes applied: for
+// changes to aggregates alone it builds on the live snapshot
+// (Snapshot.WithAggregates), a fraction of a whole new snapshot.
+func draftSnapshot(live *state, w *models.World, changes []scheduling.Change) (*scheduling.Snapshot, error) {
+	only, refs := scheduling.OnlyAggregates(changes)
+	if !only {
+		return scheduling.NewSnapshot(w)
+	}
+	changed := map[string]bool{}
+	for _, ref := range refs {
+		if a, ok := live.snap.Aggregate(ref); ok {
+			changed[a.UUID] = true
+		}
+		for i := range w.Aggregates {
+			if a := &w.Aggregates[i]; a.UUID == ref || a.Name == ref {
+				changed[a.UUID] = true
+			}
+		}
+	}
+	return live.snap.WithAggregates(w, changed)
 }

@@ -74,8 +74,8 @@ type Change struct {
 }
 
 // ApplyChanges returns a new world with the changes applied in order. The
-// input world is not modified (aggregates are copied; everything a change
-// cannot touch is shared). A change that does not apply — an unknown
+// input world is not modified (aggregates are copied, and flavors, groups
+// and providers when a change edits one; the rest is shared). A change that does not apply — an unknown
 // aggregate or provider, a duplicate name, removing a tag that is not
 // there — is an Invalid error naming the change ("changes[2].aggregate").
 func ApplyChanges(w *models.World, changes []Change) (*models.World, error) {
@@ -85,26 +85,40 @@ func ApplyChanges(w *models.World, changes []Change) (*models.World, error) {
 		out.Aggregates[i] = cloneAggregate(a)
 	}
 	out.Settings.EnabledFilters = append([]string(nil), w.Settings.EnabledFilters...)
-	// Flavors and groups are few and copied whole; providers (a hundred
-	// thousand) only when a change edits one.
-	out.Flavors = make([]models.Flavor, len(w.Flavors))
-	for i, f := range w.Flavors {
-		f.ExtraSpecs = maps.Clone(f.ExtraSpecs)
-		if f.ExtraSpecs == nil {
-			f.ExtraSpecs = map[string]string{}
-		}
-		out.Flavors[i] = f
-	}
-	out.ServerGroups = make([]models.ServerGroup, len(w.ServerGroups))
-	for i, g := range w.ServerGroups {
-		g.Members, g.Rules = slices.Clone(g.Members), maps.Clone(g.Rules)
-		out.ServerGroups[i] = g
-	}
+	// Flavors, server groups and providers are copied only when a change
+	// edits one, so that a draft of aggregates alone shares them with the
+	// live world (and Snapshot.WithAggregates can build on the live
+	// snapshot).
+	var flavors, groups, providers bool
 	for _, c := range changes {
-		if editsProvider(c.Op) {
-			out.Providers = slices.Clone(w.Providers)
-			break
+		switch {
+		case c.Op == OpSetExtraSpec || c.Op == OpUnsetExtraSpec:
+			flavors = true
+		case c.Op == OpCreateServerGroup || c.Op == OpDeleteServerGroup || c.Op == OpAddGroupMember || c.Op == OpRemoveGroupMember:
+			groups = true
+		case editsProvider(c.Op):
+			providers = true
 		}
+	}
+	if flavors {
+		out.Flavors = make([]models.Flavor, len(w.Flavors))
+		for i, f := range w.Flavors {
+			f.ExtraSpecs = maps.Clone(f.ExtraSpecs)
+			if f.ExtraSpecs == nil {
+				f.ExtraSpecs = map[string]string{}
+			}
+			out.Flavors[i] = f
+		}
+	}
+	if groups {
+		out.ServerGroups = make([]models.ServerGroup, len(w.ServerGroups))
+		for i, g := range w.ServerGroups {
+			g.Members, g.Rules = slices.Clone(g.Members), maps.Clone(g.Rules)
+			out.ServerGroups[i] = g
+		}
+	}
+	if providers {
+		out.Providers = slices.Clone(w.Providers)
 	}
 	provs := make(map[string]*models.Provider, len(out.Providers)*2)
 	for i := range out.Providers {
@@ -349,4 +363,23 @@ func DiffTraces(live, draft *Trace) TraceDiff {
 		}
 	}
 	return d
+}
+
+// OnlyAggregates reports whether changes edit aggregates alone (not the
+// settings, flavors, server groups or providers), and names, by name or
+// UUID as the changes do, every aggregate they touch.
+func OnlyAggregates(changes []Change) (bool, []string) {
+	var refs []string
+	for _, c := range changes {
+		switch c.Op {
+		case OpSetSettings, OpSetExtraSpec, OpUnsetExtraSpec, OpCreateServerGroup, OpDeleteServerGroup,
+			OpAddGroupMember, OpRemoveGroupMember, OpAddTrait, OpRemoveTrait, OpSetInventory, OpDeleteInventory:
+			return false, nil
+		}
+		refs = append(refs, c.Aggregate)
+		if c.UUID != "" {
+			refs = append(refs, c.UUID)
+		}
+	}
+	return true, refs
 }

@@ -51,7 +51,8 @@ const usage = `usage:
   corral token create --db D --user N [--name TOKEN-NAME]
   corral export --db D
   corral import --db D [--replace] [--no-blazar] FILE
-  corral preview [FILE]`
+  corral preview [FILE]
+  corral sync --db D (--os-cloud NAME | --compute-url URL --placement-url URL --token T) [--dry-run]`
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -69,7 +70,7 @@ func badUsage(format string, args ...any) error {
 // run is main without the process: it returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "corral: missing command (serve, user, token, export, import, preview); see corral help")
+		fmt.Fprintln(stderr, "corral: missing command (serve, user, token, export, import, preview, sync); see corral help")
 		return 2
 	}
 	var err error
@@ -86,11 +87,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdImport(rest, stdout, stderr)
 	case "preview":
 		return runPreview(rest, stdin, stdout, stderr)
+	case "sync":
+		err = cmdSync(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintln(stdout, usage)
 		return 0
 	default:
-		err = badUsage("unknown command %q (want serve, user, token, export, import or preview)", verb)
+		err = badUsage("unknown command %q (want serve, user, token, export, import, preview or sync)", verb)
 	}
 	if err == nil {
 		return 0

@@ -207,7 +207,7 @@ func (s *Store) migrateTx(tx *gorm.DB) error {
 		&models.Provider{}, &models.Aggregate{}, &models.Flavor{}, &models.Server{},
 		&models.ServerGroup{}, &models.User{}, &models.APIToken{}, &models.AuditEvent{},
 		&models.Quota{}, &revisionRow{}, &settingsRow{}, &sessionKeyRow{},
-		&Draft{}, &Session{},
+		&Draft{}, &Session{}, &SyncRecord{}, &cloudStateRow{},
 	); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}

@@ -46,13 +46,10 @@ func Sync(ctx context.Context, st *store.Store, c *Client, actor store.Actor, o 
 		return nil, err
 	}
 	var prev *PlacementState
-	if raw, err := st.CloudPlacementState(ctx); err != nil {
+	if k, err := LoadKept(ctx, st); err != nil {
 		return fail(err)
-	} else if raw != "" {
-		var p PlacementState
-		if json.Unmarshal([]byte(raw), &p) == nil && p.Providers != nil {
-			prev = &p
-		}
+	} else if k != nil && k.Placement.Providers != nil {
+		prev = &k.Placement
 	}
 	cur, err := st.ExportWorld(ctx)
 	if err != nil {
@@ -72,7 +69,7 @@ func Sync(ctx context.Context, st *store.Store, c *Client, actor store.Actor, o 
 	if o.DryRun {
 		return res, nil
 	}
-	placement, err := json.Marshal(snap.Placement)
+	placement, err := json.Marshal(Kept{Placement: snap.Placement, Aggregates: snap.Aggregates, Hypervisors: snap.Hypervisors, ComputeHosts: snap.ComputeHosts})
 	if err != nil {
 		return fail(err)
 	}
@@ -90,4 +87,27 @@ func Sync(ctx context.Context, st *store.Store, c *Client, actor store.Actor, o 
 	}
 	res.Record, res.Stored = ls.Record, true
 	return res, nil
+}
+
+// Kept is what a sync keeps of the cloud's own view between syncs: the
+// Placement state (for the incremental read) and Nova's aggregates and
+// hosts (what a rollout checks the cloud against before changing it).
+type Kept struct {
+	Placement    PlacementState   `json:"placement"`
+	Aggregates   []NovaAggregate  `json:"aggregates"`
+	Hypervisors  []NovaHypervisor `json:"hypervisors"`
+	ComputeHosts []string         `json:"compute_hosts"`
+}
+
+// LoadKept reads what the last sync kept; nil when there was none.
+func LoadKept(ctx context.Context, st *store.Store) (*Kept, error) {
+	raw, err := st.CloudPlacementState(ctx)
+	if err != nil || raw == "" {
+		return nil, err
+	}
+	var k Kept
+	if json.Unmarshal([]byte(raw), &k) != nil {
+		return nil, nil // an older shape: the next sync reads everything
+	}
+	return &k, nil
 }

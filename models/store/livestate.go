@@ -175,6 +175,15 @@ func sameMap[K comparable, V comparable](a, b map[K]V) bool {
 	return true
 }
 
+// AuditCloudCall records one call a rollout made to the cloud. The cloud,
+// not corral's live state, changed, so the revision does not move; the
+// re-sync after the rollout brings the change in.
+func (s *Store) AuditCloudCall(ctx context.Context, a Actor, action, objType, objID, objName string, request, answer any) error {
+	return mapErr("store.AuditCloudCall", s.draftWrite(ctx, a, func(t *txn) error {
+		return t.audit(action, objType, objID, objName, request, answer)
+	}))
+}
+
 // RecordSyncFailure keeps a failed sync's record (for the Cloud page); the
 // live state is not touched and the revision does not move.
 func (s *Store) RecordSyncFailure(ctx context.Context, rec SyncRecord) error {
@@ -205,7 +214,7 @@ func (s *Store) LastSuccessfulSync(ctx context.Context) (*SyncRecord, error) {
 	return &r, nil
 }
 
-// CloudPlacementState is what the last sync kept of Placement ("" if none).
+// CloudPlacementState is what the last sync kept of the cloud ("" if none).
 func (s *Store) CloudPlacementState(ctx context.Context) (string, error) {
 	var row cloudStateRow
 	err := s.rdb.WithContext(ctx).Where("id = 1").Take(&row).Error

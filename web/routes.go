@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/cloudpage"
 	"corral/handlers/compute"
 	"corral/handlers/console"
 	"corral/handlers/placementapi"
@@ -86,6 +87,7 @@ func registerRoutes(e *echo.Echo, env *handlers.Env, loginLimit echo.MiddlewareF
 	query.Register(g.Console, g.API, env)
 	placementapi.Register(g.Placement, env)
 	handlers.RegisterWorld(g.Console, g.API, env)
+	cloudpage.Register(g.Console, env)
 	return g
 }
 

@@ -45,7 +45,7 @@ const (
 )
 
 const usage = `usage:
-  corral serve --addr HOST:PORT --db PATH|URL [--demo] [--secure-cookies]
+  corral serve --addr HOST:PORT --db PATH|URL [--demo] [--secure-cookies] [connection flags [--sync-every 5m]]
   corral user create --db D --name N --role admin|member|reader [--project P]  (password on stdin)
   corral user password --db D --name N  (password on stdin)
   corral token create --db D --user N [--name TOKEN-NAME]
@@ -175,6 +175,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	db := dbFlag(fs)
 	demo := fs.Bool("demo", false, "load demo data into an empty database and create an admin user")
 	secure := fs.Bool("secure-cookies", false, "mark cookies Secure even over plain HTTP (behind a TLS proxy)")
+	connected := serveCloudFlags(fs)
 	pos, err := flags(fs, args)
 	if err != nil {
 		return err
@@ -233,6 +234,10 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	env := &handlers.Env{Store: st, Log: log}
 	e, err := web.New(env, web.Config{SecureCookies: *secure})
 	if err != nil {
+		ln.Close()
+		return err
+	}
+	if err := connected.attach(ctx, env, st, log, stdout); err != nil {
 		ln.Close()
 		return err
 	}

@@ -5,13 +5,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"sync"
 	"syscall"
 	"time"
 
+	"corral/handlers"
 	"corral/models/cloud"
+	"corral/models/store"
 )
 
 // connectionFlags are the flags that connect corral to a real cloud; serve
@@ -112,4 +115,46 @@ func printSync(w io.Writer, res *cloud.SyncResult, dryRun bool) {
 	for _, line := range res.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", line)
 	}
+}
+
+// serveCloud is serve's connected mode: the connection flags and
+// --sync-every.
+type serveCloud struct {
+	conn  *cloud.Options
+	every *time.Duration
+}
+
+func serveCloudFlags(fs *flag.FlagSet) *serveCloud {
+	return &serveCloud{conn: connectionFlags(fs), every: fs.Duration("sync-every", 0, "with a connection: sync the cloud this often (e.g. 5m); 0 syncs at start and on demand")}
+}
+
+// attach connects env to the cloud when connection flags were given, and
+// starts the periodic sync; without them corral stays standalone.
+func (sc *serveCloud) attach(ctx context.Context, env *handlers.Env, st *store.Store, log *slog.Logger, stdout io.Writer) error {
+	if !sc.conn.Configured() {
+		if *sc.every != 0 {
+			return badUsage("--sync-every needs a connection (--os-cloud, or --compute-url/--placement-url/--token)")
+		}
+		return nil
+	}
+	if err := sc.conn.Validate(); err != nil {
+		return badUsage("%s", err.Error())
+	}
+	if *sc.every < 0 || (*sc.every > 0 && *sc.every < 10*time.Second) {
+		return badUsage("--sync-every must be at least 10s")
+	}
+	s := &cloud.Syncer{Store: st, Options: *sc.conn, Every: *sc.every, Log: log}
+	env.Cloud = s
+	if s.Every > 0 {
+		go s.Run(ctx)
+		fmt.Fprintf(stdout, "Connected to %s; syncing every %s.\n", s.Connection(), s.Every)
+	} else {
+		go func() {
+			if _, err := s.SyncNow(ctx, store.Actor{Name: "corral", Via: "sync", Role: "admin"}); err != nil && ctx.Err() == nil {
+				log.Warn("sync failed", "connection", s.Connection(), "error", err.Error())
+			}
+		}()
+		fmt.Fprintf(stdout, "Connected to %s; syncing now and on demand (the Cloud page).\n", s.Connection())
+	}
+	return nil
 }

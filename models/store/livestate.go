@@ -226,3 +226,37 @@ func (s *Store) CloudPlacementState(ctx context.Context) (string, error) {
 	}
 	return row.Placement, nil
 }
+
+// syncLockKey is the PostgreSQL advisory lock replicas take to sync.
+const syncLockKey = 7306234922
+
+// TrySyncLock takes the cloud-sync lock without waiting: on PostgreSQL an
+// advisory lock held by one connection for as long as the sync runs, so
+// that of several replicas on one database only one syncs at a time (a
+// replica that dies releases it with its connection). On SQLite, one
+// process serves a file, and its own mutex suffices. ok is false when
+// another holder has it; release must be called when ok.
+func (s *Store) TrySyncLock(ctx context.Context) (release func(), ok bool, err error) {
+	if !s.postgres {
+		if !s.syncMu.TryLock() {
+			return nil, false, nil
+		}
+		return s.syncMu.Unlock, true, nil
+	}
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return nil, false, mapErr("store.TrySyncLock", err)
+	}
+	conn, err := sqlDB.Conn(ctx)
+	if err != nil {
+		return nil, false, mapErr("store.TrySyncLock", err)
+	}
+	if err := conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock($1)", int64(syncLockKey)).Scan(&ok); err != nil || !ok {
+		conn.Close()
+		return nil, false, mapErr("store.TrySyncLock", err)
+	}
+	return func() {
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", int64(syncLockKey))
+		conn.Close()
+	}, true, nil
+}

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -45,6 +46,7 @@ type Store struct {
 	db       *gorm.DB // writes (SQLite: BEGIN IMMEDIATE so writers queue)
 	rdb      *gorm.DB // reads (SQLite: deferred transactions, WAL snapshots)
 	postgres bool
+	syncMu   sync.Mutex // the cloud-sync lock on SQLite (see TrySyncLock)
 }
 
 // Tables the models package does not describe.

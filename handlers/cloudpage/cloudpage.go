@@ -1,0 +1,112 @@
+// Package cloudpage serves the Cloud page: the connection to the real
+// cloud, the last sync and what it changed, errors, and "Sync now".
+package cloudpage
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"corral/handlers"
+	"corral/models"
+	"corral/models/cloud"
+	"corral/models/store"
+	"corral/views"
+	"corral/views/cloudview"
+)
+
+// Register mounts the page on the console group.
+func Register(console *echo.Group, env *handlers.Env) {
+	h := &page{env: env}
+	console.GET("/cloud", h.show)
+	console.POST("/cloud/sync", h.syncNow, handlers.RequireRole(models.RoleAdmin))
+}
+
+type page struct{ env *handlers.Env }
+
+func (h *page) show(c echo.Context) error {
+	p := handlers.NewPage(c, "Cloud", "cloud")
+	props := cloudview.Props{}
+	if s := h.env.Cloud; s != nil {
+		ctx := c.Request().Context()
+		props.Connected, props.Connection, props.Running = true, s.Connection(), s.Running()
+		if s.Every > 0 {
+			props.Every = s.Every.String()
+		}
+		u := handlers.CurrentUser(c)
+		props.CanSync = u != nil && u.Role == models.RoleAdmin
+		last, err := h.env.Store.LastSuccessfulSync(ctx)
+		if err != nil {
+			return err
+		}
+		if last != nil {
+			v := view(*last)
+			props.Last = &v
+		}
+		recent, err := h.env.Store.RecentSyncs(ctx, 10)
+		if err != nil {
+			return err
+		}
+		for _, r := range recent {
+			props.Recent = append(props.Recent, view(r))
+		}
+	}
+	return handlers.Render(c, http.StatusOK, cloudview.Page(p, props))
+}
+
+func view(r store.SyncRecord) cloudview.Sync {
+	v := cloudview.Sync{When: r.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC"), Duration: (time.Duration(r.DurationMS) * time.Millisecond).String(),
+		Actor: r.Actor, Requests: r.Requests, ProvidersRead: r.ProvidersRead, Reused: r.ProvidersReused, Error: r.Error, Revision: r.Revision}
+	var changes []cloud.Change
+	if json.Unmarshal([]byte(r.Changes), &changes) == nil {
+		for _, ch := range changes {
+			v.Changes = append(v.Changes, ch.String())
+		}
+	}
+	var dis []cloud.Disagreement
+	if json.Unmarshal([]byte(r.Disagreements), &dis) == nil {
+		for _, d := range dis {
+			v.Disagreements = append(v.Disagreements, d.Message)
+		}
+	}
+	_ = json.Unmarshal([]byte(r.Warnings), &v.Warnings)
+	return v
+}
+
+func (h *page) syncNow(c echo.Context) error {
+	s := h.env.Cloud
+	if s == nil {
+		return models.E(models.Invalid, "", "corral runs standalone: there is no cloud to sync")
+	}
+	u := handlers.CurrentUser(c)
+	actor := store.Actor{Name: u.Name, Via: "console", Role: u.Role, ProjectID: u.ProjectID}
+	res, err := s.SyncNow(c.Request().Context(), actor)
+	switch {
+	case errors.Is(err, cloud.ErrBusy):
+		handlers.AddFlash(c, views.FlashWarning, "A sync is already running; this page shows its outcome when it ends.")
+	case err != nil:
+		handlers.AddFlash(c, views.FlashError, "The sync failed and changed nothing: "+err.Error())
+	default:
+		handlers.AddFlash(c, views.FlashSuccess, syncSummary(res))
+	}
+	return c.Redirect(http.StatusSeeOther, "/cloud")
+}
+
+func syncSummary(r *cloud.SyncResult) string {
+	msg := "Synced: "
+	if len(r.Changes) == 0 {
+		msg += "no changes"
+	} else {
+		msg += itoa(len(r.Changes)) + " change(s)"
+	}
+	if len(r.Disagreements) > 0 {
+		msg += "; Nova and Placement disagree about " + itoa(len(r.Disagreements)) + " membership(s)"
+	}
+	return msg + "."
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

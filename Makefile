@@ -9,7 +9,8 @@ FUZZ_TARGETS := \
 	./models/scheduling:FuzzParseRequirement \
 	./handlers/placementapi:FuzzParseListQuery \
 	./handlers/compute:FuzzParseServerGroupCreate \
-	./handlers/compute:FuzzParseQuotaSetUpdate
+	./handlers/compute:FuzzParseQuotaSetUpdate \
+	./models/cloud:FuzzParseNovaConf
 
 GO_SOURCES := $(shell find . -name '*.go' -not -path './bin/*')
 

@@ -53,7 +53,8 @@ const usage = `usage:
   corral import --db D [--replace] [--no-blazar] FILE
   corral preview [FILE]
   corral sync --db D (--os-cloud NAME | --compute-url URL --placement-url URL --token T) [--dry-run]
-  corral rollout --db D --draft ID (same connection flags) [--dry-run]`
+  corral rollout --db D --draft ID (same connection flags) [--dry-run]
+  corral settings import --db D nova.conf`
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -71,7 +72,7 @@ func badUsage(format string, args ...any) error {
 // run is main without the process: it returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "corral: missing command (serve, user, token, export, import, preview, sync, rollout); see corral help")
+		fmt.Fprintln(stderr, "corral: missing command (serve, user, token, export, import, preview, sync, rollout, settings); see corral help")
 		return 2
 	}
 	var err error
@@ -92,11 +93,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdSync(rest, stdout, stderr)
 	case "rollout":
 		err = cmdRollout(rest, stdout, stderr)
+	case "settings":
+		err = cmdSettings(rest, stdout)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintln(stdout, usage)
 		return 0
 	default:
-		err = badUsage("unknown command %q (want serve, user, token, export, import, preview, sync or rollout)", verb)
+		err = badUsage("unknown command %q (want serve, user, token, export, import, preview, sync, rollout or settings)", verb)
 	}
 	if err == nil {
 		return 0

@@ -150,3 +150,30 @@ func TestSyncCommand(t *testing.T) {
 		t.Errorf("second sync:\n%s", out)
 	}
 }
+
+func TestSettingsImportNovaConf(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "c.db")
+	conf := filepath.Join(dir, "nova.conf")
+	if err := os.WriteFile(conf, []byte("[scheduler]\nlimit_tenants_to_placement_aggregate = true\n[filter_scheduler]\nenabled_filters = ComputeFilter,AggregateMultiTenancyIsolation\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "", "settings", "import", "--db", db, conf)
+	if code != 0 || !strings.Contains(out, "settings saved") || !strings.Contains(out, "left out): ComputeFilter") {
+		t.Fatalf("settings import: %d\n%s\n%s", code, out, errOut)
+	}
+	_, exported, _ := runCLI(t, "", "export", "--db", db)
+	w, err := models.DecodeWorldJSON([]byte(exported), "")
+	if err != nil || !w.Settings.LimitTenantsToPlacementAggregate || len(w.Settings.EnabledFilters) != 1 || w.Settings.EnabledFilters[0] != models.FilterAggregateMultiTenancy {
+		t.Errorf("settings after import: %+v %v", w.Settings, err)
+	}
+	if code, out, _ := runCLI(t, "", "settings", "import", "--db", db, conf); code != 0 || !strings.Contains(out, "settings unchanged") {
+		t.Errorf("second import: %d %s", code, out)
+	}
+	if err := os.WriteFile(conf, []byte("[scheduler]\nlimit_tenants_to_placement_aggregate = sometimes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, "", "settings", "import", "--db", db, conf); code != 2 || !strings.Contains(errOut, "is not a boolean") {
+		t.Errorf("bad nova.conf: %d %q", code, errOut)
+	}
+}

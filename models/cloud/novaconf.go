@@ -111,7 +111,7 @@ func SettingsFromNovaConf(st models.Settings, conf NovaConf) (models.Settings, [
 		}
 	}
 	for opt, dst := range map[string]*string{
-		"placement_req_required_member_prefix":        &out.RequiredMemberPrefix,
+		"placement_req_required_member_prefix":          &out.RequiredMemberPrefix,
 		"placement_req_default_forbidden_member_prefix": &out.DefaultForbiddenMemberPrefix,
 	} {
 		if v, ok := conf[secScheduler][opt]; ok {

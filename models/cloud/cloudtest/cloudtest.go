@@ -35,7 +35,12 @@ type Cloud struct {
 	Dir          string
 	PlacementURL string // root, serving the version document
 	ComputeURL   string // …/v2.1
-	pids         []int
+	// With Keystone (StartWithKeystone): its URL (…/v3), the bootstrap
+	// admin's password, and a token for that admin.
+	KeystoneURL   string
+	AdminPassword string
+	AdminToken    string
+	pids          []int
 }
 
 // Missing says why the services cannot run here ("" when they can).
@@ -76,7 +81,68 @@ func script() string {
 }
 
 // Start configures and starts both services under dir.
-func Start(dir string) (*Cloud, error) {
+func Start(dir string) (*Cloud, error) { return start(dir, nil) }
+
+// StartWithKeystone starts Keystone too (Debian's python3-keystone, SQLite,
+// bootstrapped, compute and placement in its catalog) and has both services
+// check tokens with it.
+func StartWithKeystone(dir string) (*Cloud, error) {
+	if _, err := os.Stat("/usr/bin/keystone-manage"); err != nil {
+		return nil, fmt.Errorf("Debian's python3-keystone is not installed (/usr/bin/keystone-manage)")
+	}
+	kp, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	password := newUUID()
+	cmd := exec.Command("bash", filepath.Join(filepath.Dir(script()), "keystone.sh"), dir, strconv.Itoa(kp))
+	cmd.Env = append(os.Environ(), "KEYSTONE_ADMIN_PASSWORD="+password)
+	out, err := cmd.CombinedOutput()
+	c := &Cloud{Dir: dir, AdminPassword: password}
+	c.readPids("keystone.pid")
+	if err != nil {
+		c.Stop()
+		return nil, fmt.Errorf("starting keystone: %v\n%s", err, out)
+	}
+	c.KeystoneURL = fmt.Sprintf("http://127.0.0.1:%d/v3", kp)
+	more, err := start(dir, c)
+	if err != nil {
+		c.Stop()
+		return nil, err
+	}
+	return more, nil
+}
+
+func (c *Cloud) readPids(files ...string) {
+	for _, f := range files {
+		if b, e := os.ReadFile(filepath.Join(c.Dir, f)); e == nil {
+			if pid, e := strconv.Atoi(strings.TrimSpace(string(b))); e == nil {
+				c.pids = append(c.pids, pid)
+			}
+		}
+	}
+}
+
+// token asks Keystone for a project-scoped token of the admin.
+func (c *Cloud) token() (string, error) {
+	body := map[string]any{"auth": map[string]any{
+		"identity": map[string]any{"methods": []string{"password"}, "password": map[string]any{"user": map[string]any{
+			"name": "admin", "domain": map[string]any{"id": "default"}, "password": c.AdminPassword}}},
+		"scope": map[string]any{"project": map[string]any{"name": "admin", "domain": map[string]any{"id": "default"}}}}}
+	b, _ := json.Marshal(body)
+	resp, err := http.Post(c.KeystoneURL+"/auth/tokens", "application/json", bytes.NewReader(b))
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		msg, _ := io.ReadAll(resp.Body)
+		return "", fmt.Errorf("keystone token: %d %s", resp.StatusCode, msg)
+	}
+	return resp.Header.Get("X-Subject-Token"), nil
+}
+
+func start(dir string, ks *Cloud) (*Cloud, error) {
 	pp, err := freePort()
 	if err != nil {
 		return nil, err
@@ -89,15 +155,21 @@ func Start(dir string) (*Cloud, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := exec.Command("bash", script(), dir, strconv.Itoa(pp), strconv.Itoa(np), strconv.Itoa(qp)).CombinedOutput()
+	cmd := exec.Command("bash", script(), dir, strconv.Itoa(pp), strconv.Itoa(np), strconv.Itoa(qp))
 	c := &Cloud{Dir: dir}
-	for _, f := range []string{"placement.pid", "nova.pid", "neutron.pid"} {
-		if b, e := os.ReadFile(filepath.Join(dir, f)); e == nil {
-			if pid, e := strconv.Atoi(strings.TrimSpace(string(b))); e == nil {
-				c.pids = append(c.pids, pid)
-			}
+	if ks != nil {
+		c = ks
+		// The catalog names the endpoints before the services start, so
+		// that nova finds Placement through it.
+		compute := fmt.Sprintf("http://127.0.0.1:%d/v2.1", np)
+		placement := fmt.Sprintf("http://127.0.0.1:%d", pp)
+		if out, err := exec.Command("/usr/bin/python3", filepath.Join(filepath.Dir(script()), "catalog.py"), c.KeystoneURL, c.AdminPassword, compute, placement).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("keystone catalog: %v\n%s", err, out)
 		}
+		cmd.Env = append(os.Environ(), "KEYSTONE_URL="+c.KeystoneURL, "KEYSTONE_ADMIN_PASSWORD="+c.AdminPassword)
 	}
+	out, err := cmd.CombinedOutput()
+	c.readPids("placement.pid", "nova.pid", "neutron.pid")
 	if err != nil {
 		c.Stop()
 		return nil, fmt.Errorf("starting placement and nova-api: %v\n%s", err, out)
@@ -109,6 +181,12 @@ func Start(dir string) (*Cloud, error) {
 		}
 		if u, ok := strings.CutPrefix(sc.Text(), "compute "); ok {
 			c.ComputeURL = u
+		}
+	}
+	if c.KeystoneURL != "" {
+		if c.AdminToken, err = c.token(); err != nil {
+			c.Stop()
+			return nil, err
 		}
 	}
 	return c, nil
@@ -214,14 +292,22 @@ func newUUID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
+// CallKeystone is Call for Keystone's API (below …/v3).
+func (c *Cloud) CallKeystone(method, path string, body, out any, want int) error {
+	return c.Call("identity", method, path, body, out, want)
+}
+
 // Call makes one API call as the admin: service is "compute" or
 // "placement", path is below the endpoint. A body that is not nil is sent
 // as JSON; the answer is decoded into out when out is not nil. Any status
 // other than want is an error carrying the body.
 func (c *Cloud) Call(service, method, path string, body, out any, want int) error {
 	base, mv := c.PlacementURL, "placement 1.39"
-	if service == "compute" {
+	switch service {
+	case "compute":
 		base, mv = c.ComputeURL, "compute 2.93"
+	case "identity":
+		base, mv = c.KeystoneURL, "identity 3"
 	}
 	var rd io.Reader
 	if body != nil {
@@ -237,7 +323,11 @@ func (c *Cloud) Call(service, method, path string, body, out any, want int) erro
 	if err != nil {
 		return err
 	}
-	req.Header.Set("X-Auth-Token", Token)
+	tok := Token
+	if c.AdminToken != "" {
+		tok = c.AdminToken
+	}
+	req.Header.Set("X-Auth-Token", tok)
 	req.Header.Set("OpenStack-API-Version", mv)
 	req.Header.Set("Accept", "application/json")
 	if body != nil {

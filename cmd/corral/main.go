@@ -8,6 +8,9 @@
 //	corral export --db D
 //	corral import --db D [--replace] [--no-blazar] FILE
 //	corral preview [FILE]
+//	corral sync --db D (--os-cloud NAME | --compute-url URL --placement-url URL --token T) [--dry-run]
+//	corral rollout --db D --draft ID (connection flags) [--dry-run]
+//	corral settings import --db D nova.conf
 //
 // --db defaults to $CORRAL_DATABASE_URL, then to corral.db (SQLite). A
 // postgres:// URL selects PostgreSQL.

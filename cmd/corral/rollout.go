@@ -7,13 +7,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
-	"corral/models"
 	"corral/models/cloud"
-	"corral/models/scheduling"
-	"corral/models/store"
 )
 
 // cmdRollout pushes a draft's changes to the cloud (connected mode).
@@ -43,30 +39,7 @@ func cmdRollout(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	d, err := st.GetDraft(ctx, *draftID)
-	if err != nil {
-		return err
-	}
-	conflicts, err := st.DraftConflicts(ctx, d)
-	if err != nil {
-		return err
-	}
-	if len(conflicts) > 0 {
-		return models.E(models.Conflict, "draft", "draft %s no longer applies: %s", d.Name, strings.Join(conflicts, "; "))
-	}
-	changes, err := d.DraftChanges()
-	if err != nil {
-		return err
-	}
-	kept, err := cloud.LoadKept(ctx, st)
-	if err != nil {
-		return err
-	}
-	live, err := st.ExportWorld(ctx)
-	if err != nil {
-		return err
-	}
-	plan, err := cloud.PlanRollout(kept, live, changes)
+	d, plan, err := cloud.PlanDraft(ctx, st, *draftID)
 	if err != nil {
 		return err
 	}
@@ -78,64 +51,46 @@ func cmdRollout(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	actor := cliActor()
-	rep, err := client.Rollout(ctx, st, actor, plan, conn.Describe())
+	rep, err := client.RolloutDraft(ctx, st, cliActor(), d, plan, conn.Describe())
+	if rep != nil {
+		printRollout(stdout, rep)
+	}
 	if err != nil {
 		return err
 	}
-	if len(rep.Drift) > 0 {
-		fmt.Fprintln(stdout, "refused: the cloud changed since the last sync (run corral sync and review the draft again):")
-		for _, l := range rep.Drift {
-			fmt.Fprintf(stdout, "  %s\n", l)
-		}
+	switch {
+	case len(rep.Drift) > 0:
 		return fmt.Errorf("the cloud drifted: %d difference(s), nothing was sent", len(rep.Drift))
-	}
-	for _, s := range rep.Done {
-		fmt.Fprintf(stdout, "done: %s\n", s)
-	}
-	for _, l := range rep.Mirrored {
-		fmt.Fprintf(stdout, "warning: %s\n", l)
-	}
-	if rep.Failed != nil {
-		fmt.Fprintf(stdout, "failed: %s\n  %s\n", rep.Failed, rep.Error)
-		for _, s := range rep.NotDone {
-			fmt.Fprintf(stdout, "not done: %s\n", s)
-		}
-		if rep.UndoID != "" {
-			fmt.Fprintf(stdout, "undo draft: %s (corral rollout --draft %s undoes what was done)\n", rep.UndoID, rep.UndoID)
-		}
-		return fmt.Errorf("rollout stopped at step %d of %d: %s", len(rep.Done)+1, len(plan.Steps), rep.Error)
-	}
-	// The re-sync brought the cloud's side in; what has no API (settings)
-	// is applied to corral itself, then the draft is done.
-	if err := applyLocalPart(ctx, st, actor, changes); err != nil {
-		return err
-	}
-	if err := st.DiscardDraft(ctx, actor, d.ID); err != nil {
-		return err
+	case rep.Failed != nil:
+		return fmt.Errorf("rollout stopped at call %d of %d: %s", len(rep.Done)+1, len(plan.Steps), rep.Error)
 	}
 	fmt.Fprintf(stdout, "rolled out %d call(s); re-synced as revision %d\n", len(rep.Done), rep.Sync.Record.Revision)
 	return nil
 }
 
-func applyLocalPart(ctx context.Context, st *store.Store, actor store.Actor, changes []scheduling.Change) error {
-	var local []scheduling.Change
-	for _, c := range changes {
-		if c.Op == scheduling.OpSetSettings {
-			local = append(local, c)
+func printRollout(w io.Writer, rep *cloud.RolloutReport) {
+	if len(rep.Drift) > 0 {
+		fmt.Fprintln(w, "refused: the cloud changed since the last sync (run corral sync and review the draft again):")
+		for _, l := range rep.Drift {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+		return
+	}
+	for _, s := range rep.Done {
+		fmt.Fprintf(w, "done: %s\n", s)
+	}
+	for _, l := range rep.Mirrored {
+		fmt.Fprintf(w, "warning: %s\n", l)
+	}
+	if rep.Failed != nil {
+		fmt.Fprintf(w, "failed: %s\n  %s\n", rep.Failed, rep.Error)
+		for _, s := range rep.NotDone {
+			fmt.Fprintf(w, "not done: %s\n", s)
+		}
+		if rep.UndoID != "" {
+			fmt.Fprintf(w, "undo draft: %s (corral rollout --draft %s undoes what was done)\n", rep.UndoID, rep.UndoID)
 		}
 	}
-	if len(local) == 0 {
-		return nil
-	}
-	d, err := st.CreateDraft(ctx, actor, "settings of a rollout")
-	if err == nil {
-		d, err = st.SetDraftChanges(ctx, actor, d.ID, d.Version, local)
-	}
-	if err == nil {
-		err = st.ApplyDraft(ctx, actor, d.ID, d.Version)
-	}
-	return err
 }
 
 func printPlan(w io.Writer, p *cloud.Plan) {

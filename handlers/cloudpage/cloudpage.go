@@ -24,6 +24,83 @@ func Register(console *echo.Group, env *handlers.Env) {
 	h := &page{env: env}
 	console.GET("/cloud", h.show)
 	console.POST("/cloud/sync", h.syncNow, handlers.RequireRole(models.RoleAdmin))
+	console.GET("/cloud/drafts/:id", h.plan)
+	console.POST("/cloud/drafts/:id/rollout", h.rollout, handlers.RequireRole(models.RoleAdmin))
+}
+
+func isAdmin(c echo.Context) bool {
+	u := handlers.CurrentUser(c)
+	return u != nil && u.Role == models.RoleAdmin
+}
+
+func planProps(d *store.Draft, p *cloud.Plan) cloudview.PlanProps {
+	pl := cloudview.PlanProps{DraftID: d.ID, DraftName: d.Name, NotRolledOut: p.NotRolledOut}
+	for _, s := range p.Steps {
+		pl.Calls = append(pl.Calls, cloudview.Call{Service: s.Service, Call: s.String(), Openstack: s.Openstack})
+	}
+	return pl
+}
+
+// plan is GET /cloud/drafts/:id: the calls a rollout of the draft makes.
+func (h *page) plan(c echo.Context) error {
+	if h.env.Cloud == nil {
+		return models.E(models.NotFound, "", "corral runs standalone: drafts are applied to its own database")
+	}
+	d, p, err := cloud.PlanDraft(c.Request().Context(), h.env.Store, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	pl := planProps(d, p)
+	pl.CanRollout = isAdmin(c) && len(p.Steps) > 0
+	return handlers.Render(c, http.StatusOK, cloudview.Plan(handlers.NewPage(c, "Rollout", "cloud"), pl))
+}
+
+// rollout is POST /cloud/drafts/:id/rollout: the plan goes to the cloud;
+// the page then shows what was done.
+func (h *page) rollout(c echo.Context) error {
+	s := h.env.Cloud
+	if s == nil {
+		return models.E(models.NotFound, "", "corral runs standalone: drafts are applied to its own database")
+	}
+	ctx := c.Request().Context()
+	d, p, err := cloud.PlanDraft(ctx, h.env.Store, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	u := handlers.CurrentUser(c)
+	rep, err := s.Rollout(ctx, store.Actor{Name: u.Name, Via: "console", Role: u.Role, ProjectID: u.ProjectID}, d, p)
+	if errors.Is(err, cloud.ErrBusy) {
+		handlers.AddFlash(c, views.FlashWarning, "A sync is running; roll out again when it ends.")
+		return c.Redirect(http.StatusSeeOther, "/cloud/drafts/"+d.ID)
+	}
+	if rep == nil {
+		return err
+	}
+	pl := planProps(d, p)
+	pl.Calls, pl.Drift, pl.Mirrored, pl.UndoID = nil, rep.Drift, rep.Mirrored, rep.UndoID
+	for _, st := range rep.Done {
+		pl.Done = append(pl.Done, st.String())
+	}
+	for _, st := range rep.NotDone {
+		pl.NotDone = append(pl.NotDone, st.String())
+	}
+	if rep.Failed != nil {
+		pl.Failed, pl.Error = rep.Failed.String(), rep.Error
+	}
+	if len(rep.Drift) > 0 {
+		pl.Calls = planProps(d, p).Calls
+	}
+	status := http.StatusOK
+	if err != nil {
+		pl.Error, status = err.Error(), http.StatusBadGateway
+		if pl.Failed == "" {
+			pl.Failed = "the re-sync"
+		}
+	}
+	if len(rep.Drift) > 0 || rep.Failed != nil {
+		status = http.StatusConflict
+	}
+	return handlers.Render(c, status, cloudview.Plan(handlers.NewPage(c, "Rollout", "cloud"), pl))
 }
 
 type page struct{ env *handlers.Env }
@@ -37,8 +114,7 @@ func (h *page) show(c echo.Context) error {
 		if s.Every > 0 {
 			props.Every = s.Every.String()
 		}
-		u := handlers.CurrentUser(c)
-		props.CanSync = u != nil && u.Role == models.RoleAdmin
+		props.CanSync = isAdmin(c)
 		last, err := h.env.Store.LastSuccessfulSync(ctx)
 		if err != nil {
 			return err

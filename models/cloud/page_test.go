@@ -1,6 +1,7 @@
 package cloud_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 
 	"corral/models/cloud"
 	"corral/models/cloud/cloudtest"
+	"corral/models/scheduling"
 	"corral/web/webtest"
 )
 
@@ -80,9 +82,51 @@ func TestCloudPage(t *testing.T) {
 	if !strings.Contains(dis, "page-cn2") || !strings.Contains(dis, "member_of sees it") {
 		t.Errorf("disagreement warning: %q", dis)
 	}
+	// A draft's plan page lists the calls with their openstack commands;
+	// rolling it out from the page changes the cloud.
+	d := draft(t, app.Store, "page-plan", scheduling.Change{Op: scheduling.OpSetMetadata, Aggregate: "page-aggB", Key: "owner", Value: "ops"})
+	doc = b.get("/cloud/drafts/" + d.ID)
+	if got := doc.Find(`[data-testid="plan-openstack"]`).Text(); got != "openstack aggregate set --property owner=ops page-aggB" {
+		t.Errorf("plan: %q", got)
+	}
+	if got := doc.Find(`[data-testid="plan-call"]`).Text(); !strings.Contains(got, `/action {"set_metadata":{"metadata":{"owner":"ops"}}}`) {
+		t.Errorf("plan call: %q", got)
+	}
+	doc = b.post("/cloud/drafts/"+d.ID+"/rollout", "/cloud/drafts/"+d.ID, url.Values{})
+	if doc.Find(`[data-testid="rollout-done"] li`).Length() != 1 {
+		t.Errorf("rollout page: %s", doc.Find("main").Text())
+	}
+	var agg struct {
+		Aggregate struct {
+			Metadata map[string]string `json:"metadata"`
+		} `json:"aggregate"`
+	}
+	must(t, c.Call("compute", "GET", fmt.Sprintf("os-aggregates/%d", aggBID(t, c, "page-aggB")), nil, &agg, 200))
+	if agg.Aggregate.Metadata["owner"] != "ops" {
+		t.Errorf("after the rollout nova says %v", agg.Aggregate.Metadata)
+	}
+
 	// The standalone console says it is standalone.
 	app.Env.Cloud = nil
 	if b.get("/cloud").Find(`[data-testid="cloud-standalone"]`).Length() != 1 {
 		t.Error("standalone console does not say so")
 	}
+}
+
+func aggBID(t *testing.T, c *cloudtest.Cloud, name string) int {
+	t.Helper()
+	var out struct {
+		Aggregates []struct {
+			ID   int    `json:"id"`
+			Name string `json:"name"`
+		} `json:"aggregates"`
+	}
+	must(t, c.Call("compute", "GET", "os-aggregates", nil, &out, 200))
+	for _, a := range out.Aggregates {
+		if a.Name == name {
+			return a.ID
+		}
+	}
+	t.Fatalf("no aggregate %s", name)
+	return 0
 }

@@ -50,6 +50,7 @@ type Plan struct {
 	// live in nova.conf).
 	NotRolledOut []string `json:"not_rolled_out,omitempty"`
 	kept         *Kept
+	changes      []scheduling.Change
 	touchedAggs  []string // uuids of live aggregates the plan changes
 	newNames     []string // aggregates the plan creates
 }
@@ -582,4 +583,67 @@ func union(a, b map[string]string) map[string]bool {
 		m[k] = true
 	}
 	return m
+}
+
+// PlanDraft plans the rollout of a stored draft against the last sync. It
+// refuses a draft whose live objects changed since it touched them.
+func PlanDraft(ctx context.Context, st *store.Store, draftID string) (*store.Draft, *Plan, error) {
+	d, err := st.GetDraft(ctx, draftID)
+	if err != nil {
+		return nil, nil, err
+	}
+	conflicts, err := st.DraftConflicts(ctx, d)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(conflicts) > 0 {
+		return nil, nil, models.E(models.Conflict, "draft", "draft %s no longer applies: %s", d.Name, strings.Join(conflicts, "; "))
+	}
+	changes, err := d.DraftChanges()
+	if err != nil {
+		return nil, nil, err
+	}
+	kept, err := LoadKept(ctx, st)
+	if err != nil {
+		return nil, nil, err
+	}
+	live, err := st.ExportWorld(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := PlanRollout(kept, live, changes)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.changes = changes
+	return d, p, nil
+}
+
+// RolloutDraft rolls a planned draft out; when every call succeeded, the
+// part without an API (settings) is applied to corral itself and the
+// draft is done (deleted): the re-sync brought the rest in.
+func (c *Client) RolloutDraft(ctx context.Context, st *store.Store, actor store.Actor, d *store.Draft, p *Plan, connection string) (*RolloutReport, error) {
+	rep, err := c.Rollout(ctx, st, actor, p, connection)
+	if err != nil || len(rep.Drift) > 0 || rep.Failed != nil {
+		return rep, err
+	}
+	var local []scheduling.Change
+	for _, ch := range p.changes {
+		if ch.Op == scheduling.OpSetSettings {
+			local = append(local, ch)
+		}
+	}
+	if len(local) > 0 {
+		ld, err := st.CreateDraft(ctx, actor, "settings of draft "+d.Name)
+		if err == nil {
+			ld, err = st.SetDraftChanges(ctx, actor, ld.ID, ld.Version, local)
+		}
+		if err == nil {
+			err = st.ApplyDraft(ctx, actor, ld.ID, ld.Version)
+		}
+		if err != nil {
+			return rep, fmt.Errorf("rolled out, but the settings could not be applied to corral: %w", err)
+		}
+	}
+	return rep, st.DiscardDraft(ctx, actor, d.ID)
 }

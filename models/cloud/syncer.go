@@ -88,3 +88,33 @@ func (s *Syncer) SyncNow(ctx context.Context, actor store.Actor) (*SyncResult, e
 	}
 	return Sync(ctx, s.Store, client, actor, SyncOptions{Connection: s.Connection()})
 }
+
+// Rollout rolls a planned draft out under the same lock as syncs, so that
+// no periodic sync runs in the middle of it (ErrBusy while one runs).
+func (s *Syncer) Rollout(ctx context.Context, actor store.Actor, d *store.Draft, p *Plan) (*RolloutReport, error) {
+	s.mu.Lock()
+	if s.running {
+		s.mu.Unlock()
+		return nil, ErrBusy
+	}
+	s.running = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.running = false
+		s.mu.Unlock()
+	}()
+	release, ok, err := s.Store.TrySyncLock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, ErrBusy
+	}
+	defer release()
+	client, err := Connect(ctx, s.Options)
+	if err != nil {
+		return nil, err
+	}
+	return client.RolloutDraft(ctx, s.Store, actor, d, p, s.Connection())
+}

@@ -2,8 +2,9 @@ package models
 
 import "time"
 
-// The entities below are plain structs. Their gorm tags describe the tables
-// that models/store migrates; nothing here imports gorm.
+// The entities below are plain structs. Their gorm tags describe the columns
+// models/store reads and writes (its SQL migrations create the tables);
+// nothing here imports gorm.
 
 // Inventory is one resource class's capacity on a provider (Placement's shape).
 type Inventory struct {

@@ -81,7 +81,7 @@ func Sync(ctx context.Context, st *store.Store, c *Client, actor store.Actor, o 
 	rec.Changes, rec.ChangeCount, rec.Disagreements, rec.Warnings = string(changes), len(res.Changes), string(dis), string(warn)
 	rec.FinishedAt = time.Now().UTC()
 	rec.DurationMS = rec.FinishedAt.Sub(started).Milliseconds()
-	ls := &store.LiveState{World: m.World, Quotas: m.Quotas, Placement: string(placement), Record: rec}
+	ls := &store.LiveState{World: m.World, Quotas: m.Quotas, Consumers: m.Consumers, Placement: string(placement), Record: rec}
 	if err := st.ReplaceLiveState(ctx, actor, ls); err != nil {
 		return fail(models.Wrap("cloud.Sync", err))
 	}

@@ -289,7 +289,7 @@ func TestSyncRealCloud(t *testing.T) {
 	// The sync is audited with counts, and recorded.
 	ev, _, err := st.ListAudit(ctx, store.AuditQuery{ObjectType: "world", Limit: 1})
 	must(t, err)
-	if len(ev) != 1 || ev[0].Action != "sync" || !strings.Contains(ev[0].After, `"providers":`) || strings.Contains(ev[0].After, cloudtest.Token) {
+	if len(ev) != 1 || ev[0].Action != "sync" || !strings.Contains(ev[0].After, `"providers":`) || !strings.Contains(ev[0].After, `"consumers":`) || strings.Contains(ev[0].After, cloudtest.Token) {
 		t.Errorf("audit %+v", ev)
 	}
 

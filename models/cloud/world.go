@@ -27,6 +27,7 @@ type Disagreement struct {
 type Mapped struct {
 	World         *models.World
 	Quotas        []models.Quota
+	Consumers     []models.Consumer // Placement's, with their allocations
 	Disagreements []Disagreement
 	Warnings      []string // what could not be mapped, one line each
 }
@@ -209,6 +210,31 @@ func Map(s *Snapshot) *Mapped {
 			sg.Members = []string{}
 		}
 		w.ServerGroups = append(w.ServerGroups, sg)
+	}
+	// Consumers: a server's project and user come from Nova; Placement
+	// tells them per consumer only, one request each.
+	owner := map[string]NovaServer{}
+	for _, sv := range s.Servers {
+		owner[sv.ID] = sv
+	}
+	consumers := map[string]*models.Consumer{}
+	for _, u := range uuids {
+		for cu, byRC := range provs[u].Allocations {
+			c := consumers[cu]
+			if c == nil {
+				c = &models.Consumer{UUID: cu}
+				if sv, ok := owner[cu]; ok {
+					c.ProjectID, c.UserID = sv.ProjectID, sv.UserID
+				}
+				consumers[cu] = c
+			}
+			for _, rc := range sortedKeys(byRC) {
+				c.Allocations = append(c.Allocations, models.Allocation{ConsumerUUID: cu, ProviderUUID: u, ResourceClass: rc, Used: byRC[rc]})
+			}
+		}
+	}
+	for _, cu := range sortedKeys(consumers) {
+		m.Consumers = append(m.Consumers, *consumers[cu])
 	}
 	for _, p := range sortedKeys(s.Quotas) {
 		for _, r := range []string{models.QuotaServerGroups, models.QuotaServerGroupMembers} {

@@ -51,6 +51,9 @@ func (cloudStateRow) TableName() string { return "cloud_state" }
 type LiveState struct {
 	World  *models.World
 	Quotas []models.Quota // the limits of the projects the cloud reported
+	// Consumers are Placement's consumers with their allocations; they
+	// replace corral's.
+	Consumers []models.Consumer
 	// Placement is the services' own view kept for the next sync (JSON).
 	Placement string
 	Record    SyncRecord
@@ -81,7 +84,17 @@ func (s *Store) ReplaceLiveState(ctx context.Context, a Actor, ls *LiveState) er
 		if err := validateWorld(merged); err != nil {
 			return err
 		}
+		// Allocations hold on to their providers: they go first and come
+		// back with the cloud's.
+		for _, table := range []string{"allocations", "consumers"} {
+			if err := t.tx.Exec("DELETE FROM " + table).Error; err != nil {
+				return err
+			}
+		}
 		if err := t.rewriteWorld(cur, changedOnly(cur, merged), merged); err != nil {
+			return err
+		}
+		if err := t.insertConsumers(ls.Consumers); err != nil {
 			return err
 		}
 		for _, q := range ls.Quotas {
@@ -105,10 +118,31 @@ func (s *Store) ReplaceLiveState(ctx context.Context, a Actor, ls *LiveState) er
 		if err := t.tx.Create(&ls.Record).Error; err != nil {
 			return err
 		}
-		after := map[string]any{"counts": worldCounts(merged), "changed": ls.Record.ChangeCount,
+		after := map[string]any{"counts": worldCounts(merged), "changed": ls.Record.ChangeCount, "consumers": len(ls.Consumers),
 			"requests": ls.Record.Requests, "providers_read": ls.Record.ProvidersRead, "quotas": len(ls.Quotas)}
 		return t.audit("sync", "world", "world", ls.Record.Connection, worldCounts(cur), after)
 	})
+}
+
+// insertConsumers stores consumers and their allocations in batches.
+func (t *txn) insertConsumers(cs []models.Consumer) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	var allocs []models.Allocation
+	for i := range cs {
+		for _, a := range cs[i].Allocations {
+			a.ConsumerUUID = cs[i].UUID
+			allocs = append(allocs, a)
+		}
+	}
+	if err := t.tx.Omit("Allocations").CreateInBatches(cs, 500).Error; err != nil {
+		return err
+	}
+	if len(allocs) > 0 {
+		return t.tx.CreateInBatches(allocs, 1000).Error
+	}
+	return nil
 }
 
 // changedOnly is the part of merged that differs from cur: only those

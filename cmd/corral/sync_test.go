@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +11,8 @@ import (
 
 	"corral/models"
 	"corral/models/cloud/cloudtest"
+	"corral/models/scheduling"
+	"corral/models/store"
 )
 
 func TestMain(m *testing.M) { os.Exit(cloudtest.Main(m)) }
@@ -148,6 +151,41 @@ func TestSyncCommand(t *testing.T) {
 	code, out, _ = runCLI(t, "", append([]string{"sync", "--db", db}, conn...)...)
 	if code != 0 || !strings.Contains(out, "~ aggregate cli-agg: metadata.filter_tenant_id: p7 → p8") || !strings.Contains(out, "changes since the last sync (1)") {
 		t.Errorf("second sync:\n%s", out)
+	}
+
+	// corral rollout: the plan, then the calls.
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := st.CreateDraft(context.Background(), store.Actor{Name: "t", Via: "cli"}, "tag")
+	if err == nil {
+		d, err = st.SetDraftChanges(context.Background(), store.Actor{Name: "t", Via: "cli"}, d.ID, d.Version,
+			[]scheduling.Change{{Op: scheduling.OpAddReservation, Aggregate: "cli-agg", Reservation: "r8"}})
+	}
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runCLI(t, "", append([]string{"rollout", "--db", db, "--draft", d.ID, "--dry-run"}, conn...)...)
+	if code != 0 || !strings.Contains(out, "openstack aggregate set --property reservation:r8=r8 cli-agg") || strings.Contains(out, "done:") {
+		t.Fatalf("rollout --dry-run: %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "", append([]string{"rollout", "--db", db, "--draft", d.ID}, conn...)...)
+	if code != 0 || !strings.Contains(out, "rolled out 1 call(s)") {
+		t.Fatalf("rollout: %d\n%s\n%s", code, out, errOut)
+	}
+	var got struct {
+		Aggregate struct {
+			Metadata map[string]string `json:"metadata"`
+		} `json:"aggregate"`
+	}
+	call(t, c, "compute", "GET", fmt.Sprintf("os-aggregates/%d", agg.Aggregate.ID), nil, &got, 200)
+	if got.Aggregate.Metadata["reservation:r8"] != "r8" {
+		t.Errorf("after the rollout nova says %v", got.Aggregate.Metadata)
+	}
+	if code, _, errOut := runCLI(t, "", append([]string{"rollout", "--db", db, "--draft", d.ID}, conn...)...); code == 0 || !strings.Contains(errOut, "not found") {
+		t.Errorf("a rolled-out draft is gone: %d %q", code, errOut)
 	}
 }
 

@@ -432,11 +432,20 @@ func (c *Client) readPlacement(ctx context.Context, s *Snapshot, o ReadOptions) 
 		todo = append(todo, p)
 	}
 	s.ReadStats.ProvidersRead = len(todo)
+	// Many providers to read: their traits come trait by trait (a cloud has
+	// tens of traits in use, and thousands of providers), one request per
+	// provider fewer.
+	bulkTraits := len(todo) >= bulkTraitsFrom
+	if bulkTraits {
+		if err := c.readTraitsInBulk(ctx, todo, o.Parallel); err != nil {
+			return err
+		}
+	}
 	var done int
 	var mu sync.Mutex
 	return forEach(ctx, o.Parallel, len(todo), func(i int) error {
 		p := todo[i]
-		if err := c.readProvider(ctx, p); err != nil {
+		if err := c.readProvider(ctx, p, !bulkTraits); err != nil {
 			return err
 		}
 		if o.Progress != nil {
@@ -452,7 +461,7 @@ func (c *Client) readPlacement(ctx context.Context, s *Snapshot, o ReadOptions) 
 // readProvider reads a provider's inventories, traits, aggregates and
 // allocations (its usages are the sum of the allocations). Placement moves
 // a provider's generation on each of these, so the next sync can tell.
-func (c *Client) readProvider(ctx context.Context, p *PlacementProvider) error {
+func (c *Client) readProvider(ctx context.Context, p *PlacementProvider, traits bool) error {
 	base := "resource_providers/" + p.UUID + "/"
 	var inv struct {
 		Generation  int64                `json:"resource_provider_generation"`
@@ -461,11 +470,15 @@ func (c *Client) readProvider(ctx context.Context, p *PlacementProvider) error {
 	if err := c.get(ctx, c.Placement, base+"inventories", &inv); err != nil {
 		return err
 	}
-	var tr struct {
-		Traits []string `json:"traits"`
-	}
-	if err := c.get(ctx, c.Placement, base+"traits", &tr); err != nil {
-		return err
+	if traits {
+		var tr struct {
+			Traits []string `json:"traits"`
+		}
+		if err := c.get(ctx, c.Placement, base+"traits", &tr); err != nil {
+			return err
+		}
+		p.Traits = tr.Traits
+		slices.Sort(p.Traits)
 	}
 	var ag struct {
 		Aggregates []string `json:"aggregates"`
@@ -482,8 +495,6 @@ func (c *Client) readProvider(ctx context.Context, p *PlacementProvider) error {
 		return err
 	}
 	p.Inventories = inv.Inventories
-	p.Traits = tr.Traits
-	slices.Sort(p.Traits)
 	p.Aggregates = ag.Aggregates
 	slices.Sort(p.Aggregates)
 	p.Allocations = map[string]map[string]int64{}
@@ -497,4 +508,50 @@ func (c *Client) readProvider(ctx context.Context, p *PlacementProvider) error {
 	// The generation stays the one listed: if the provider moved while it
 	// was read, the next sync sees a different one and reads it again.
 	return nil
+}
+
+// bulkTraitsFrom is how many providers to read make reading traits trait
+// by trait worth it.
+var bulkTraitsFrom = 100
+
+// readTraitsInBulk fills the providers' traits from the traits in use and,
+// for each, the providers that have it (GET /resource_providers?required=T).
+// A provider whose generation moves meanwhile is read again by the next
+// sync, like any other.
+func (c *Client) readTraitsInBulk(ctx context.Context, todo []*PlacementProvider, parallel int) error {
+	var tl struct {
+		Traits []string `json:"traits"`
+	}
+	if err := c.get(ctx, c.Placement, "traits?associated=true", &tl); err != nil {
+		return err
+	}
+	byUUID := make(map[string]*PlacementProvider, len(todo))
+	for _, p := range todo {
+		p.Traits = []string{}
+		byUUID[p.UUID] = p
+	}
+	var mu sync.Mutex
+	err := forEach(ctx, parallel, len(tl.Traits), func(i int) error {
+		var list struct {
+			ResourceProviders []struct {
+				UUID string `json:"uuid"`
+			} `json:"resource_providers"`
+		}
+		q := url.Values{"required": {tl.Traits[i]}}
+		if err := c.get(ctx, c.Placement, "resource_providers?"+q.Encode(), &list); err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, rp := range list.ResourceProviders {
+			if p := byUUID[rp.UUID]; p != nil {
+				p.Traits = append(p.Traits, tl.Traits[i])
+			}
+		}
+		return nil
+	})
+	for _, p := range todo {
+		slices.Sort(p.Traits)
+	}
+	return err
 }

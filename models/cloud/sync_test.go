@@ -192,6 +192,8 @@ func TestSyncRealCloud(t *testing.T) {
 	c := cloudtest.Shared(t)
 	f := build(t, c, "sync-")
 	st := storetest.Open(t)
+	// Traits trait by trait here (other tests read them per provider).
+	defer cloud.ReadTraitsInBulkFrom(1)()
 	ctx := context.Background()
 	cl := connect(t, c, cloudtest.Token)
 	if cl.Compute.Microversion != "2.93" || cl.Placement.Microversion != "1.39" {

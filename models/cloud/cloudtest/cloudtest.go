@@ -81,7 +81,13 @@ func script() string {
 }
 
 // Start configures and starts both services under dir.
-func Start(dir string) (*Cloud, error) { return start(dir, nil) }
+func Start(dir string) (*Cloud, error) {
+	c, err := start(dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
 
 // StartWithKeystone starts Keystone too (Debian's python3-keystone, SQLite,
 // bootstrapped, compute and placement in its catalog) and has both services
@@ -95,22 +101,40 @@ func StartWithKeystone(dir string) (*Cloud, error) {
 		return nil, err
 	}
 	password := newUUID()
-	cmd := exec.Command("bash", filepath.Join(filepath.Dir(script()), "keystone.sh"), dir, strconv.Itoa(kp))
-	cmd.Env = append(os.Environ(), "KEYSTONE_ADMIN_PASSWORD="+password)
-	out, err := cmd.CombinedOutput()
-	c := &Cloud{Dir: dir, AdminPassword: password}
-	c.readPids("keystone.pid")
-	if err != nil {
-		c.Stop()
-		return nil, fmt.Errorf("starting keystone: %v\n%s", err, out)
+	c := &Cloud{Dir: dir, AdminPassword: password, KeystoneURL: fmt.Sprintf("http://127.0.0.1:%d/v3", kp)}
+	// Keystone's database takes longest to make: it is set up while nova
+	// and Placement start (they ask Keystone only when a token comes).
+	type result struct {
+		out []byte
+		err error
 	}
-	c.KeystoneURL = fmt.Sprintf("http://127.0.0.1:%d/v3", kp)
-	more, err := start(dir, c)
-	if err != nil {
+	ksDone := make(chan result, 1)
+	go func() {
+		cmd := exec.Command("bash", filepath.Join(filepath.Dir(script()), "keystone.sh"), dir, strconv.Itoa(kp))
+		cmd.Env = append(os.Environ(), "KEYSTONE_ADMIN_PASSWORD="+password)
+		out, err := cmd.CombinedOutput()
+		ksDone <- result{out, err}
+	}()
+	_, startErr := start(dir, c)
+	ks := <-ksDone
+	c.readPids("keystone.pid")
+	switch {
+	case ks.err != nil:
+		c.Stop()
+		return nil, fmt.Errorf("starting keystone: %v\n%s", ks.err, ks.out)
+	case startErr != nil:
+		c.Stop()
+		return nil, startErr
+	}
+	if out, err := exec.Command("/usr/bin/python3", filepath.Join(filepath.Dir(script()), "catalog.py"), c.KeystoneURL, c.AdminPassword, c.ComputeURL, c.PlacementURL).CombinedOutput(); err != nil {
+		c.Stop()
+		return nil, fmt.Errorf("keystone catalog: %v\n%s", err, out)
+	}
+	if c.AdminToken, err = c.token(); err != nil {
 		c.Stop()
 		return nil, err
 	}
-	return more, nil
+	return c, nil
 }
 
 func (c *Cloud) readPids(files ...string) {
@@ -159,20 +183,15 @@ func start(dir string, ks *Cloud) (*Cloud, error) {
 	c := &Cloud{Dir: dir}
 	if ks != nil {
 		c = ks
-		// The catalog names the endpoints before the services start, so
-		// that nova finds Placement through it.
-		compute := fmt.Sprintf("http://127.0.0.1:%d/v2.1", np)
-		placement := fmt.Sprintf("http://127.0.0.1:%d", pp)
-		if out, err := exec.Command("/usr/bin/python3", filepath.Join(filepath.Dir(script()), "catalog.py"), c.KeystoneURL, c.AdminPassword, compute, placement).CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("keystone catalog: %v\n%s", err, out)
-		}
 		cmd.Env = append(os.Environ(), "KEYSTONE_URL="+c.KeystoneURL, "KEYSTONE_ADMIN_PASSWORD="+c.AdminPassword)
 	}
 	out, err := cmd.CombinedOutput()
 	c.readPids("placement.pid", "nova.pid", "neutron.pid")
 	if err != nil {
-		c.Stop()
-		return nil, fmt.Errorf("starting placement and nova-api: %v\n%s", err, out)
+		if ks == nil {
+			c.Stop()
+		}
+		return c, fmt.Errorf("starting placement and nova-api: %v\n%s", err, out)
 	}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
@@ -181,12 +200,6 @@ func start(dir string, ks *Cloud) (*Cloud, error) {
 		}
 		if u, ok := strings.CutPrefix(sc.Text(), "compute "); ok {
 			c.ComputeURL = u
-		}
-	}
-	if c.KeystoneURL != "" {
-		if c.AdminToken, err = c.token(); err != nil {
-			c.Stop()
-			return nil, err
 		}
 	}
 	return c, nil

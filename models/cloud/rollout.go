@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -30,6 +31,8 @@ type Step struct {
 	// values they had, for the undo draft.
 	meta, oldMeta map[string]*string
 	add           bool // placement_aggregates: add (else remove)
+	traitsAdd     []string
+	traitsRemove  []string
 	undo          []scheduling.Change
 }
 
@@ -71,6 +74,16 @@ func PlanRollout(kept *Kept, live *models.World, changes []scheduling.Change) (*
 	next, err := scheduling.ApplyChanges(live, changes)
 	if err != nil {
 		return nil, err
+	}
+	return PlanWorlds(kept, live, next)
+}
+
+// PlanWorlds plans the calls that turn the cloud from live (as last
+// synced) into next: aggregates, flavors' extra specs and providers'
+// traits.
+func PlanWorlds(kept *Kept, live, next *models.World) (*Plan, error) {
+	if kept == nil {
+		return nil, models.E(models.Invalid, "sync", "corral has not synced this cloud yet: run corral sync first")
 	}
 	p := &Plan{kept: kept}
 	if !equalSettings(live.Settings, next.Settings) {
@@ -228,7 +241,11 @@ func PlanRollout(kept *Kept, live *models.World, changes []scheduling.Change) (*
 				Path: fmt.Sprintf("/os-aggregates/%d", id), Openstack: "openstack aggregate delete " + shq(old.Name), undo: undo})
 		}
 	}
-	for _, group := range [][]Step{creates, zones, sets, adds, removes, unsets, deletes} {
+	specSets, specUnsets := flavorSteps(p, live, next)
+	traitSets := traitSteps(live, next, kept)
+	sets = append(sets, specSets...)
+	unsets = append(unsets, specUnsets...)
+	for _, group := range [][]Step{creates, zones, sets, traitSets, adds, removes, unsets, deletes} {
 		p.Steps = append(p.Steps, group...)
 	}
 	return p, nil
@@ -329,6 +346,95 @@ func memberStep(a *models.Aggregate, path, name, provider string, add bool, prov
 		undo:      undo}, nil
 }
 
+// flavorSteps sets and removes flavors' extra specs (Nova's
+// os-extra_specs); flavors themselves are not created or deleted.
+func flavorSteps(p *Plan, live, next *models.World) (sets, unsets []Step) {
+	old := map[string]*models.Flavor{}
+	for i := range live.Flavors {
+		old[live.Flavors[i].ID] = &live.Flavors[i]
+	}
+	seen := map[string]bool{}
+	for _, f := range next.Flavors {
+		seen[f.ID] = true
+		o := old[f.ID]
+		if o == nil {
+			p.NotRolledOut = append(p.NotRolledOut, "flavor "+f.Name+": corral does not create flavors in the cloud")
+			continue
+		}
+		set := map[string]any{}
+		var props []string
+		for _, k := range sortedKeys(f.ExtraSpecs) {
+			if ov, ok := o.ExtraSpecs[k]; !ok || ov != f.ExtraSpecs[k] {
+				set[k] = f.ExtraSpecs[k]
+				props = append(props, "--property "+shq(k+"="+f.ExtraSpecs[k]))
+			}
+		}
+		if len(set) > 0 {
+			sets = append(sets, Step{Kind: "flavor_extra_specs", Aggregate: f.Name, Service: "nova", Method: "POST",
+				Path: "/flavors/" + f.ID + "/os-extra_specs", Body: map[string]any{"extra_specs": set},
+				Openstack: "openstack flavor set " + strings.Join(props, " ") + " " + shq(f.Name)})
+		}
+		for _, k := range sortedKeys(o.ExtraSpecs) {
+			if _, ok := f.ExtraSpecs[k]; !ok {
+				unsets = append(unsets, Step{Kind: "flavor_unset_extra_spec", Aggregate: f.Name, Service: "nova", Method: "DELETE",
+					Path: "/flavors/" + f.ID + "/os-extra_specs/" + url.PathEscape(k), Openstack: "openstack flavor unset --property " + shq(k) + " " + shq(f.Name)})
+			}
+		}
+	}
+	for _, f := range live.Flavors {
+		if !seen[f.ID] {
+			p.NotRolledOut = append(p.NotRolledOut, "flavor "+f.Name+": corral does not delete flavors in the cloud")
+		}
+	}
+	return sets, unsets
+}
+
+// traitSteps changes providers' traits in Placement, each guarded by the
+// provider's generation (re-read when the call is made).
+func traitSteps(live, next *models.World, kept *Kept) []Step {
+	old := map[string]*models.Provider{}
+	for i := range live.Providers {
+		old[live.Providers[i].UUID] = &live.Providers[i]
+	}
+	var out []Step
+	for _, pr := range next.Providers {
+		o := old[pr.UUID]
+		if o == nil {
+			continue
+		}
+		a, b := setOf(o.Traits), setOf(pr.Traits)
+		var add, remove []string
+		for _, t := range sortedKeys(b) {
+			if !a[t] {
+				add = append(add, t)
+			}
+		}
+		for _, t := range sortedKeys(a) {
+			if !b[t] {
+				remove = append(remove, t)
+			}
+		}
+		if len(add)+len(remove) == 0 {
+			continue
+		}
+		var gen int64
+		if kp := kept.Placement.Providers[pr.UUID]; kp != nil {
+			gen = kp.Generation
+		}
+		traits := sorted(pr.Traits)
+		var flags []string
+		for _, t := range traits {
+			flags = append(flags, "--trait "+t)
+		}
+		out = append(out, Step{Kind: "provider_traits", Aggregate: pr.Name, Provider: pr.UUID, ProviderName: pr.Name, Service: "placement",
+			Method: "PUT", Path: "/resource_providers/" + pr.UUID + "/traits",
+			Body:      map[string]any{"traits": traits, "resource_provider_generation": gen},
+			Openstack: "openstack --os-placement-api-version 1.6 resource provider trait set " + strings.Join(flags, " ") + " " + pr.UUID,
+			traitsAdd: add, traitsRemove: remove})
+	}
+	return out
+}
+
 // RolloutReport says what a rollout did.
 type RolloutReport struct {
 	Plan *Plan
@@ -341,7 +447,10 @@ type RolloutReport struct {
 	NotDone  []Step
 	Mirrored []string // hosts whose Placement copy does not agree after the rollout
 	UndoID   string   // the draft that undoes what was done (on failure)
-	Sync     *SyncResult
+	// NoUndo are calls done that a draft cannot express (flavors' extra
+	// specs, traits): undo them by hand.
+	NoUndo []string
+	Sync   *SyncResult
 }
 
 // Rollout sends a plan to the cloud: it re-reads every object the plan
@@ -405,6 +514,22 @@ func (c *Client) Rollout(ctx context.Context, st *store.Store, actor store.Actor
 				s.Body = map[string]any{"aggregates": next, "resource_provider_generation": cur.Generation}
 				callErr = c.send(ctx, c.Placement, "PUT", strings.TrimPrefix(path, "/"), s.Body, nil, 200)
 			}
+		case "provider_traits":
+			var cur struct {
+				Traits     []string `json:"traits"`
+				Generation int64    `json:"resource_provider_generation"`
+			}
+			if callErr = c.get(ctx, c.Placement, strings.TrimPrefix(path, "/"), &cur); callErr == nil {
+				next := slices.DeleteFunc(cur.Traits, func(t string) bool { return slices.Contains(s.traitsRemove, t) })
+				for _, t := range s.traitsAdd {
+					if !slices.Contains(next, t) {
+						next = append(next, t)
+					}
+				}
+				slices.Sort(next)
+				s.Body = map[string]any{"traits": next, "resource_provider_generation": cur.Generation}
+				callErr = c.send(ctx, c.Placement, "PUT", strings.TrimPrefix(path, "/"), s.Body, nil, 200)
+			}
 		default:
 			ok := []int{200}
 			if s.Method == "DELETE" {
@@ -419,7 +544,14 @@ func (c *Client) Rollout(ctx context.Context, st *store.Store, actor store.Actor
 		if answer == nil {
 			answer = map[string]any{"status": status}
 		}
-		_ = st.AuditCloudCall(context.WithoutCancel(ctx), actor, "rollout-call", "aggregate", s.AggregateUUID, s.Aggregate,
+		objType, objID := "aggregate", s.AggregateUUID
+		switch s.Kind {
+		case "flavor_extra_specs", "flavor_unset_extra_spec":
+			objType, objID = "flavor", strings.Split(strings.TrimPrefix(s.Path, "/flavors/"), "/")[0]
+		case "provider_traits":
+			objType, objID = "provider", s.Provider
+		}
+		_ = st.AuditCloudCall(context.WithoutCancel(ctx), actor, "rollout-call", objType, objID, s.Aggregate,
 			map[string]any{"call": s.String(), "openstack": s.Openstack}, answer)
 		if callErr != nil {
 			r.Failed, r.Error = &s, callErr.Error()
@@ -455,10 +587,13 @@ func (c *Client) Rollout(ctx context.Context, st *store.Store, actor store.Actor
 		return r, fmt.Errorf("the rollout's calls were made but the re-sync failed: %w", err)
 	}
 	r.Sync = res
-	if r.Failed != nil && len(r.Done) > 0 {
+	if r.Failed != nil && len(r.Done) > 0 && slices.ContainsFunc(r.Done, func(s Step) bool { return s.undo != nil }) {
 		var undo []scheduling.Change
 		for i := len(r.Done) - 1; i >= 0; i-- {
 			undo = append(undo, r.Done[i].undo...)
+			if r.Done[i].undo == nil {
+				r.NoUndo = append(r.NoUndo, r.Done[i].String())
+			}
 		}
 		d, err := st.CreateDraft(ctx, actor, "undo partial rollout")
 		if err == nil {
@@ -541,8 +676,59 @@ func (c *Client) drift(ctx context.Context, plan *Plan) ([]string, error) {
 			out = append(out, fmt.Sprintf("aggregate %s: created in nova since the last sync", n))
 		}
 	}
+	keptFlavors := map[string]NovaFlavor{}
+	for _, f := range plan.kept.Flavors {
+		keptFlavors[f.ID] = f
+	}
 	seen := map[string]bool{}
 	for _, s := range plan.Steps {
+		switch s.Kind {
+		case "flavor_extra_specs", "flavor_unset_extra_spec":
+			id := strings.Split(strings.TrimPrefix(s.Path, "/flavors/"), "/")[0]
+			if seen["f"+id] {
+				continue
+			}
+			seen["f"+id] = true
+			var cur struct {
+				ExtraSpecs map[string]string `json:"extra_specs"`
+			}
+			if err := c.get(ctx, c.Compute, "flavors/"+id+"/os-extra_specs", &cur); err != nil {
+				return nil, err
+			}
+			old := keptFlavors[id].ExtraSpecs
+			for _, k := range sortedKeys(union(old, cur.ExtraSpecs)) {
+				ov, ook := old[k]
+				nv, nok := cur.ExtraSpecs[k]
+				switch {
+				case ook && !nok:
+					out = append(out, fmt.Sprintf("flavor %s: extra spec %s was removed (was %q)", s.Aggregate, k, ov))
+				case !ook && nok:
+					out = append(out, fmt.Sprintf("flavor %s: extra spec %s was added (%q)", s.Aggregate, k, nv))
+				case ov != nv:
+					out = append(out, fmt.Sprintf("flavor %s: extra spec %s %q → %q", s.Aggregate, k, ov, nv))
+				}
+			}
+			continue
+		case "provider_traits":
+			if seen["t"+s.Provider] {
+				continue
+			}
+			seen["t"+s.Provider] = true
+			var cur struct {
+				Traits []string `json:"traits"`
+			}
+			if err := c.get(ctx, c.Placement, "resource_providers/"+s.Provider+"/traits", &cur); err != nil {
+				return nil, err
+			}
+			var old []string
+			if kp := plan.kept.Placement.Providers[s.Provider]; kp != nil {
+				old = kp.Traits
+			}
+			if a, b := sorted(old), sorted(cur.Traits); !slices.Equal(a, b) {
+				out = append(out, fmt.Sprintf("provider %s: traits [%s] → [%s]", s.ProviderName, strings.Join(a, " "), strings.Join(b, " ")))
+			}
+			continue
+		}
 		if s.Kind != "placement_aggregates" || seen[s.Provider] {
 			continue
 		}

@@ -191,6 +191,78 @@ func TestRolloutRealCloud(t *testing.T) {
 	if _, ok := show.Properties["rack"]; ok {
 		t.Errorf("undo left rack: %+v", show.Properties)
 	}
+
+	// Flavors' extra specs and providers' traits: planned from the changed
+	// world, set with generations, drift caught field by field.
+	kept, err := cloud.LoadKept(ctx, st)
+	must(t, err)
+	live, err := st.ExportWorld(ctx)
+	must(t, err)
+	next, err := st.ExportWorld(ctx)
+	must(t, err)
+	for i := range next.Flavors {
+		if next.Flavors[i].ID == f.flavorPublic {
+			next.Flavors[i].ExtraSpecs["hw:cpu_policy"] = "dedicated"
+			delete(next.Flavors[i].ExtraSpecs, "aggregate_instance_extra_specs:ssd")
+		}
+	}
+	for i := range next.Providers {
+		switch next.Providers[i].UUID {
+		case f.cn1:
+			next.Providers[i].Traits = append(next.Providers[i].Traits, "CUSTOM_RACK1")
+		case f.cn2:
+			next.Providers[i].Traits = slices.DeleteFunc(next.Providers[i].Traits, func(s string) bool { return s == "HW_CPU_X86_AVX2" })
+		}
+	}
+	must(t, c.Call("placement", "PUT", "traits/CUSTOM_RACK1", nil, nil, 201))
+	p4, err := cloud.PlanWorlds(kept, live, next)
+	must(t, err)
+	var cmds4 []string
+	for _, s := range p4.Steps {
+		cmds4 = append(cmds4, s.Openstack)
+	}
+	for _, w := range []string{"openstack flavor set --property hw:cpu_policy=dedicated ro-small", "openstack flavor unset --property aggregate_instance_extra_specs:ssd ro-small",
+		"resource provider trait set --trait CUSTOM_RACK1 " + f.cn1, "resource provider trait set --trait CUSTOM_FAST " + f.cn2} {
+		if !strings.Contains(strings.Join(cmds4, "\n"), w) {
+			t.Errorf("plan lacks %q:\n%s", w, strings.Join(cmds4, "\n"))
+		}
+	}
+	rep, err = cl.Rollout(ctx, st, actor, p4, "test")
+	must(t, err)
+	if rep.Failed != nil || len(rep.Drift) > 0 || len(rep.Done) != 4 {
+		t.Fatalf("flavor and trait rollout: %v %s %v done %d", rep.Failed, rep.Error, rep.Drift, len(rep.Done))
+	}
+	var specs struct {
+		ExtraSpecs map[string]string `json:"extra_specs"`
+	}
+	must(t, c.Call("compute", "GET", "flavors/"+f.flavorPublic+"/os-extra_specs", nil, &specs, 200))
+	if specs.ExtraSpecs["hw:cpu_policy"] != "dedicated" || specs.ExtraSpecs["aggregate_instance_extra_specs:ssd"] != "" {
+		t.Errorf("flavor extra specs after the rollout: %v", specs.ExtraSpecs)
+	}
+	var tr struct {
+		Traits []string `json:"traits"`
+	}
+	must(t, c.Call("placement", "GET", "resource_providers/"+f.cn2+"/traits", nil, &tr, 200))
+	if !slices.Equal(sortedCopy(tr.Traits...), []string{"CUSTOM_FAST"}) {
+		t.Errorf("cn2 traits after the rollout: %v", tr.Traits)
+	}
+	// Drift on a trait: someone tags cn1 after the sync.
+	kept, _ = cloud.LoadKept(ctx, st)
+	live, _ = st.ExportWorld(ctx)
+	next, _ = st.ExportWorld(ctx)
+	for i := range next.Providers {
+		if next.Providers[i].UUID == f.cn1 {
+			next.Providers[i].Traits = nil
+		}
+	}
+	p5, err := cloud.PlanWorlds(kept, live, next)
+	must(t, err)
+	f.traits(t, f.cn1, "CUSTOM_RACK1", "CUSTOM_FAST")
+	rep, err = cl.Rollout(ctx, st, actor, p5, "test")
+	must(t, err)
+	if len(rep.Drift) != 1 || !strings.Contains(rep.Drift[0], "provider ro-cn1: traits [CUSTOM_RACK1] → [CUSTOM_FAST CUSTOM_RACK1]") {
+		t.Errorf("trait drift: %q", rep.Drift)
+	}
 }
 
 func generationOf(t *testing.T, c *cloudtest.Cloud, rp string) int64 {

@@ -69,7 +69,8 @@ func Sync(ctx context.Context, st *store.Store, c *Client, actor store.Actor, o 
 	if o.DryRun {
 		return res, nil
 	}
-	placement, err := json.Marshal(Kept{Placement: snap.Placement, Aggregates: snap.Aggregates, Hypervisors: snap.Hypervisors, ComputeHosts: snap.ComputeHosts})
+	placement, err := json.Marshal(Kept{Placement: snap.Placement, Aggregates: snap.Aggregates, Flavors: snap.Flavors,
+		Hypervisors: snap.Hypervisors, ComputeHosts: snap.ComputeHosts})
 	if err != nil {
 		return fail(err)
 	}
@@ -95,6 +96,7 @@ func Sync(ctx context.Context, st *store.Store, c *Client, actor store.Actor, o 
 type Kept struct {
 	Placement    PlacementState   `json:"placement"`
 	Aggregates   []NovaAggregate  `json:"aggregates"`
+	Flavors      []NovaFlavor     `json:"flavors"`
 	Hypervisors  []NovaHypervisor `json:"hypervisors"`
 	ComputeHosts []string         `json:"compute_hosts"`
 }

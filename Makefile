@@ -40,8 +40,10 @@ bench:
 	go test -run '^$$' -bench . -benchmem -timeout 60m ./...
 	go run ./cmd/corral-load
 
+# Without the version comment, which would sit above `package` and become
+# every views package's doc.
 generate:
-	go tool templ generate
+	go tool templ generate -include-version=false
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ\.go$$')); \

@@ -150,22 +150,47 @@ func (g *ServerGroup) MaxServerPerHost() int {
 	return 1
 }
 
+// Role is what a user may do, in the console and through API tokens alike.
+// Roles nest as Keystone's default roles do: an admin may do everything a
+// member may, and a member everything a reader may.
+type Role string
+
 // Roles, from most to least privileged.
 const (
-	RoleAdmin  = "admin"
-	RoleMember = "member"
-	RoleReader = "reader"
+	RoleAdmin  Role = "admin"
+	RoleMember Role = "member"
+	RoleReader Role = "reader"
 )
 
-// ValidRole reports whether r is one of the three roles.
-func ValidRole(r string) bool { return r == RoleAdmin || r == RoleMember || r == RoleReader }
+// Valid reports whether r is one of the three roles.
+func (r Role) Valid() bool { return r.rank() > 0 }
+
+// AtLeast reports whether r is at least as privileged as min. An unknown
+// role is at least nothing, so that a corrupted row never grants access.
+func (r Role) AtLeast(min Role) bool {
+	n := r.rank()
+	return n > 0 && n >= min.rank()
+}
+
+// rank orders the roles: admin > member > reader; unknown roles rank 0.
+func (r Role) rank() int {
+	switch r {
+	case RoleAdmin:
+		return 3
+	case RoleMember:
+		return 2
+	case RoleReader:
+		return 1
+	}
+	return 0
+}
 
 // User signs in to the console and owns API tokens.
 type User struct {
 	ID           int64     `gorm:"primaryKey;autoIncrement" json:"id"`
 	Name         string    `gorm:"uniqueIndex;size:255;not null" json:"name"`
 	PasswordHash string    `gorm:"size:255;not null" json:"-"`
-	Role         string    `gorm:"size:16;not null" json:"role"`
+	Role         Role      `gorm:"size:16;not null" json:"role"`
 	ProjectID    string    `gorm:"size:255" json:"project_id"`
 	CreatedAt    time.Time `json:"created_at"`
 	UpdatedAt    time.Time `json:"updated_at"`

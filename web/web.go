@@ -17,6 +17,9 @@ import (
 	"golang.org/x/time/rate"
 
 	"corral/handlers"
+	"corral/models"
+	"corral/models/cloud"
+	"corral/models/store"
 	"corral/views"
 )
 
@@ -38,6 +41,16 @@ type Config struct {
 	// zero.
 	LoginRate  float64
 	LoginBurst int
+	// Cloud connects the console to a real cloud (connected mode); nil
+	// keeps it standalone.
+	Cloud *cloud.Syncer
+}
+
+// NewApp builds the application on st, logging to log (the default logger
+// when nil). Commands use it; New is for callers that need the Env itself,
+// such as tests that move its clock.
+func NewApp(st *store.Store, log *slog.Logger, cfg Config) (*echo.Echo, error) {
+	return New(&handlers.Env{Store: st, Log: log}, cfg)
 }
 
 // New builds the application around env. It fills in env's logger, clock
@@ -51,6 +64,9 @@ func New(env *handlers.Env, cfg Config) (*echo.Echo, error) {
 	}
 	if env.Now == nil {
 		env.Now = time.Now
+	}
+	if cfg.Cloud != nil {
+		env.Cloud = cfg.Cloud
 	}
 	if env.Sessions == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -243,7 +259,7 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 			if v.Status >= 500 {
 				level = slog.LevelError
 				if v.Error != nil {
-					attrs = append(attrs, slog.String("err", v.Error.Error()))
+					attrs = append(attrs, slog.String("err", models.Detail(v.Error)))
 				}
 			}
 			log.LogAttrs(c.Request().Context(), level, "request", attrs...)

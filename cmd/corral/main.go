@@ -35,7 +35,6 @@ import (
 	"syscall"
 	"time"
 
-	"corral/handlers"
 	"corral/models"
 	"corral/models/store"
 	"corral/web"
@@ -237,16 +236,17 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	env := &handlers.Env{Store: st, Log: log}
-	e, err := web.New(env, web.Config{SecureCookies: *secure})
+	syncer, err := connected.syncer(st, log)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	if err := connected.attach(ctx, env, st, log, stdout); err != nil {
+	e, err := web.NewApp(st, log, web.Config{SecureCookies: *secure, Cloud: syncer})
+	if err != nil {
 		ln.Close()
 		return err
 	}
+	connected.start(ctx, syncer, log, stdout)
 	srv := &http.Server{
 		Handler:           e,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -359,7 +359,7 @@ func cmdUserCreate(args []string, stdin io.Reader, stdout io.Writer) error {
 	if *name == "" {
 		return badUsage("--name is required")
 	}
-	if !models.ValidRole(*role) {
+	if !models.Role(*role).Valid() {
 		return badUsage("--role must be admin, member or reader")
 	}
 	pw, err := readPassword(stdin)
@@ -371,7 +371,7 @@ func cmdUserCreate(args []string, stdin io.Reader, stdout io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	u, err := st.CreateUser(context.Background(), cliActor(), *name, pw, *role, *project)
+	u, err := st.CreateUser(context.Background(), cliActor(), *name, pw, models.Role(*role), *project)
 	if err != nil {
 		return err
 	}
@@ -495,7 +495,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	w, lines, err := handlers.PrepareWorldImport(context.Background(), st, w, *replace, !*noBlazar)
+	w, lines, err := st.PrepareImport(context.Background(), w, *replace, !*noBlazar)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"corral/handlers"
 	"corral/models"
 	"corral/models/cloud"
 	"corral/models/store"
@@ -130,35 +129,40 @@ func serveCloudFlags(fs *flag.FlagSet) *serveCloud {
 	return &serveCloud{conn: connectionFlags(fs), every: fs.Duration("sync-every", 0, "with a connection: sync the cloud this often (e.g. 5m); 0 syncs at start and on demand")}
 }
 
-// attach connects env to the cloud when connection flags were given, and
-// starts the periodic sync; without them corral stays standalone.
-func (sc *serveCloud) attach(ctx context.Context, env *handlers.Env, st *store.Store, log *slog.Logger, stdout io.Writer) error {
+// syncer is the connected mode's syncer when connection flags were given;
+// nil keeps corral standalone.
+func (sc *serveCloud) syncer(st *store.Store, log *slog.Logger) (*cloud.Syncer, error) {
 	if !sc.conn.Configured() {
 		if *sc.every != 0 {
-			return badUsage("--sync-every needs a connection (--os-cloud, or --compute-url/--placement-url/--token)")
+			return nil, badUsage("--sync-every needs a connection (--os-cloud, or --compute-url/--placement-url/--token)")
 		}
-		return nil
+		return nil, nil
 	}
 	if err := sc.conn.Validate(); err != nil {
-		return badUsage("%s", err.Error())
+		return nil, badUsage("%s", err.Error())
 	}
 	if *sc.every < 0 || (*sc.every > 0 && *sc.every < 10*time.Second) {
-		return badUsage("--sync-every must be at least 10s")
+		return nil, badUsage("--sync-every must be at least 10s")
 	}
-	s := &cloud.Syncer{Store: st, Options: *sc.conn, Every: *sc.every, Log: log}
-	env.Cloud = s
+	return &cloud.Syncer{Store: st, Options: *sc.conn, Every: *sc.every, Log: log}, nil
+}
+
+// start syncs at once, then every --sync-every, until ctx ends.
+func (sc *serveCloud) start(ctx context.Context, s *cloud.Syncer, log *slog.Logger, stdout io.Writer) {
+	if s == nil {
+		return
+	}
 	if s.Every > 0 {
 		go s.Run(ctx)
 		fmt.Fprintf(stdout, "Connected to %s; syncing every %s.\n", s.Connection(), s.Every)
-	} else {
-		go func() {
-			if _, err := s.SyncNow(ctx, store.Actor{Name: "corral", Via: "sync", Role: "admin"}); err != nil && ctx.Err() == nil {
-				log.Warn("sync failed", "connection", s.Connection(), "error", err.Error())
-			}
-		}()
-		fmt.Fprintf(stdout, "Connected to %s; syncing now and on demand (the Cloud page).\n", s.Connection())
+		return
 	}
-	return nil
+	go func() {
+		if _, err := s.SyncNow(ctx, store.Actor{Name: "corral", Via: "sync", Role: "admin"}); err != nil && ctx.Err() == nil {
+			log.Warn("sync failed", "connection", s.Connection(), "error", err.Error())
+		}
+	}()
+	fmt.Fprintf(stdout, "Connected to %s; syncing now and on demand (the Cloud page).\n", s.Connection())
 }
 
 // cmdSettings is `corral settings import --db D nova.conf`.

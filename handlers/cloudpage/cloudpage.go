@@ -12,10 +12,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/layout"
 	"corral/models"
 	"corral/models/cloud"
 	"corral/models/store"
-	"corral/views"
 	"corral/views/cloudview"
 )
 
@@ -52,7 +52,7 @@ func (h *page) plan(c echo.Context) error {
 	}
 	pl := planProps(d, p)
 	pl.CanRollout = isAdmin(c) && len(p.Steps) > 0
-	return handlers.Render(c, http.StatusOK, cloudview.Plan(handlers.NewPage(c, "Rollout", "cloud"), pl))
+	return handlers.Render(c, http.StatusOK, cloudview.Plan(layout.Page(c, "Rollout", "cloud"), pl))
 }
 
 // rollout is POST /cloud/drafts/:id/rollout: the plan goes to the cloud;
@@ -70,7 +70,7 @@ func (h *page) rollout(c echo.Context) error {
 	u := handlers.CurrentUser(c)
 	rep, err := s.Rollout(ctx, store.Actor{Name: u.Name, Via: "console", Role: u.Role, ProjectID: u.ProjectID}, d, p)
 	if errors.Is(err, cloud.ErrBusy) {
-		handlers.AddFlash(c, views.FlashWarning, "A sync is running; roll out again when it ends.")
+		handlers.AddFlash(c, handlers.FlashWarning, "A sync is running; roll out again when it ends.")
 		return c.Redirect(http.StatusSeeOther, "/cloud/drafts/"+d.ID)
 	}
 	if rep == nil {
@@ -100,13 +100,13 @@ func (h *page) rollout(c echo.Context) error {
 	if len(rep.Drift) > 0 || rep.Failed != nil {
 		status = http.StatusConflict
 	}
-	return handlers.Render(c, status, cloudview.Plan(handlers.NewPage(c, "Rollout", "cloud"), pl))
+	return handlers.Render(c, status, cloudview.Plan(layout.Page(c, "Rollout", "cloud"), pl))
 }
 
 type page struct{ env *handlers.Env }
 
 func (h *page) show(c echo.Context) error {
-	p := handlers.NewPage(c, "Cloud", "cloud")
+	p := layout.Page(c, "Cloud", "cloud")
 	props := cloudview.Props{}
 	if s := h.env.Cloud; s != nil {
 		ctx := c.Request().Context()
@@ -163,11 +163,11 @@ func (h *page) syncNow(c echo.Context) error {
 	res, err := s.SyncNow(c.Request().Context(), actor)
 	switch {
 	case errors.Is(err, cloud.ErrBusy):
-		handlers.AddFlash(c, views.FlashWarning, "A sync is already running; this page shows its outcome when it ends.")
+		handlers.AddFlash(c, handlers.FlashWarning, "A sync is already running; this page shows its outcome when it ends.")
 	case err != nil:
-		handlers.AddFlash(c, views.FlashError, "The sync failed and changed nothing: "+err.Error())
+		handlers.AddFlash(c, handlers.FlashError, "The sync failed and changed nothing: "+err.Error())
 	default:
-		handlers.AddFlash(c, views.FlashSuccess, syncSummary(res))
+		handlers.AddFlash(c, handlers.FlashSuccess, syncSummary(res))
 	}
 	return c.Redirect(http.StatusSeeOther, "/cloud")
 }

@@ -58,7 +58,7 @@ type Actor struct {
 	Name      string
 	Via       string // console, compute-api, placement-api, cli, demo
 	ProjectID string
-	Role      string
+	Role      models.Role
 }
 
 // Store is the database behind corral. It is safe for concurrent use.

@@ -83,8 +83,14 @@ func TestCloudPage(t *testing.T) {
 		t.Errorf("disagreement warning: %q", dis)
 	}
 	// A draft's plan page lists the calls with their openstack commands;
-	// rolling it out from the page changes the cloud.
+	// rolling it out from the page changes the cloud. Applying a draft
+	// from the drafts page leads there: connected, nothing is applied to
+	// corral alone.
 	d := draft(t, app.Store, "page-plan", scheduling.Change{Op: scheduling.OpSetMetadata, Aggregate: "page-aggB", Key: "owner", Value: "ops"})
+	doc = b.post("/drafts/"+d.ID+"/apply", "/drafts/"+d.ID, url.Values{"version": {fmt.Sprint(d.Version)}})
+	if doc.Find(`[data-testid="plan-openstack"]`).Length() != 1 {
+		t.Errorf("applying a draft while connected did not lead to its rollout plan: %s", doc.Find("main").Text())
+	}
 	doc = b.get("/cloud/drafts/" + d.ID)
 	if got := doc.Find(`[data-testid="plan-openstack"]`).Text(); got != "openstack aggregate set --property owner=ops page-aggB" {
 		t.Errorf("plan: %q", got)

@@ -56,6 +56,9 @@ type QueryResult struct {
 	DraftID    string
 	Diff       *QueryDiff
 	ShareURL   string
+	// Warnings: Nova and Placement disagree about aggregate membership
+	// (connected mode).
+	Warnings []string
 }
 
 // QueryTrace is a trace as the page shows it.

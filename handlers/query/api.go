@@ -31,6 +31,9 @@ type previewResponse struct {
 	*scheduling.Trace
 	Draft *draftRef             `json:"draft,omitempty"`
 	Diff  *scheduling.TraceDiff `json:"diff,omitempty"`
+	// Warnings: connected to a cloud whose Nova and Placement disagree
+	// about aggregate membership, member_of sees Placement's side only.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 type draftRef struct {
@@ -67,7 +70,7 @@ func (h *Handler) APIPreview(c echo.Context) error {
 			if err != nil {
 				return nil, err
 			}
-			return json.Marshal(tr)
+			return json.Marshal(previewResponse{Trace: tr, Warnings: h.cloudWarnings(ctx)})
 		})
 	} else {
 		d, err := h.env.Store.GetDraft(ctx, id)
@@ -84,7 +87,7 @@ func (h *Handler) APIPreview(c echo.Context) error {
 			if err != nil {
 				return nil, err
 			}
-			resp := previewResponse{Trace: tr, Draft: &draftRef{ID: d.ID, Name: d.Name}}
+			resp := previewResponse{Trace: tr, Draft: &draftRef{ID: d.ID, Name: d.Name}, Warnings: h.cloudWarnings(ctx)}
 			// A request may name what only the draft has (an aggregate it
 			// creates); then there is nothing live to compare with.
 			if lt, err := live.snap.Run(spec); err == nil {

@@ -82,6 +82,11 @@ func TestCloudPage(t *testing.T) {
 	if !strings.Contains(dis, "page-cn2") || !strings.Contains(dis, "member_of sees it") {
 		t.Errorf("disagreement warning: %q", dis)
 	}
+	// The live query page warns that member_of sees Placement's copy.
+	if w := b.get("/query").Find(`[data-testid="preview-cloud-warning"]`).Text(); !strings.Contains(w, "page-cn2") {
+		t.Errorf("query page warning: %q", w)
+	}
+
 	// A draft's plan page lists the calls with their openstack commands;
 	// rolling it out from the page changes the cloud. Applying a draft
 	// from the drafts page leads there: connected, nothing is applied to

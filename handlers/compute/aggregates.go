@@ -12,7 +12,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	js "corral/handlers/jsonschema"
 	"corral/models"
+	"corral/models/pycompat"
 	"corral/models/store"
 )
 
@@ -21,7 +23,7 @@ import (
 // aggregate's other members (child or sharing providers, which only the
 // Placement side sees) are kept but not listed as hosts.
 
-func aggregateNotFound(id string) *Fault {
+func aggregateNotFound(id string) error {
 	return faultf(http.StatusNotFound, fmt.Sprintf("Aggregate %s could not be found.", id))
 }
 
@@ -126,13 +128,13 @@ func hostsOf(a *models.Aggregate, provs map[string]*models.Provider) []string {
 func (api *API) renderAggregate(c echo.Context, a *models.Aggregate) error {
 	provs, err := api.hostNames(c.Request().Context(), []models.Aggregate{*a})
 	if err != nil {
-		return api.fail(c, err)
+		return err
 	}
 	return writeJSON(c, http.StatusOK, doc{{"aggregate", FormatAggregate(version(c), a, hostsOf(a, provs), true)}})
 }
 
 // aggregateID is utils.validate_integer(id, 'id').
-func aggregateID(s string) (int64, *Fault) {
+func aggregateID(s string) (int64, error) {
 	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 	if err != nil {
 		return 0, faultf(http.StatusBadRequest, "Invalid input received: id must be an integer")
@@ -141,14 +143,14 @@ func aggregateID(s string) (int64, *Fault) {
 }
 
 // loadAggregate finds an aggregate by Nova's integer id only.
-func (api *API) loadAggregate(c echo.Context, raw string) (*models.Aggregate, *Fault) {
+func (api *API) loadAggregate(c echo.Context, raw string) (*models.Aggregate, error) {
 	id, f := aggregateID(raw)
 	if f != nil {
 		return nil, f
 	}
 	a, err := api.env.Store.GetAggregate(c.Request().Context(), strconv.FormatInt(id, 10))
 	if err != nil {
-		return nil, storeFault(err, func() *Fault { return aggregateNotFound(raw) })
+		return nil, storeFault(err, func() error { return aggregateNotFound(raw) })
 	}
 	if a.ID != id { // the store also matches names; Nova does not
 		return nil, aggregateNotFound(raw)
@@ -156,7 +158,7 @@ func (api *API) loadAggregate(c echo.Context, raw string) (*models.Aggregate, *F
 	return a, nil
 }
 
-func aggregateQueryCheck(c echo.Context) *Fault {
+func aggregateQueryCheck(c echo.Context) error {
 	if version(c).AtLeast(2, 102) {
 		return validateQuery(emptyQueryStrict, c.QueryParams())
 	}
@@ -166,18 +168,18 @@ func aggregateQueryCheck(c echo.Context) *Fault {
 // GET /os-aggregates
 func (api *API) listAggregates(c echo.Context) error {
 	if f := aggregateQueryCheck(c); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	if f := aggregatePolicy("index", caller(c)); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	aggs, _, err := api.env.Store.ListAggregates(c.Request().Context(), store.AggregateQuery{})
 	if err != nil {
-		return api.fail(c, err)
+		return err
 	}
 	provs, err := api.hostNames(c.Request().Context(), aggs)
 	if err != nil {
-		return api.fail(c, err)
+		return err
 	}
 	out := make([]any, len(aggs))
 	for i := range aggs {
@@ -186,7 +188,7 @@ func (api *API) listAggregates(c echo.Context) error {
 	return writeJSON(c, http.StatusOK, doc{{"aggregates", out}})
 }
 
-func (api *API) bodyFor(c echo.Context, s Schema) (*Object, *Fault) {
+func (api *API) bodyFor(c echo.Context, s js.Schema) (*pycompat.Object, error) {
 	if f := checkContentType(c); f != nil {
 		return nil, f
 	}
@@ -197,7 +199,7 @@ func (api *API) bodyFor(c echo.Context, s Schema) (*Object, *Fault) {
 	return validateBody(s, raw)
 }
 
-func nameConflict(err error, name string) *Fault {
+func nameConflict(err error, name string) error {
 	if models.KindOf(err) == models.Conflict && models.FieldOf(err) == "name" {
 		return faultf(http.StatusConflict, fmt.Sprintf("Aggregate %s already exists.", name))
 	}
@@ -208,26 +210,26 @@ func nameConflict(err error, name string) *Fault {
 func (api *API) createAggregate(c echo.Context) error {
 	body, f := api.bodyFor(c, aggCreate)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	if f := aggregatePolicy("create", caller(c)); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	av, _ := body.Get("aggregate")
-	in := av.(*Object)
+	in := av.(*pycompat.Object)
 	nv, _ := in.Get("name")
-	a := &models.Aggregate{Name: strings.TrimSpace(nv.(string)), Metadata: map[string]string{}}
+	a := &models.Aggregate{Name: pycompat.Strip(nv.(string)), Metadata: map[string]string{}}
 	if z, ok := in.Get("availability_zone"); ok {
 		if s, _ := z.(string); s != "" {
-			s = strings.TrimSpace(s)
+			s = pycompat.Strip(s)
 			a.AvailabilityZone = &s
 		}
 	}
 	if err := api.env.Store.CreateAggregate(c.Request().Context(), handlers.Actor(c), a); err != nil {
 		if f := nameConflict(err, a.Name); f != nil {
-			return writeFault(c, f)
+			return f
 		}
-		return api.fail(c, err)
+		return err
 	}
 	return writeJSON(c, http.StatusOK, doc{{"aggregate", FormatAggregate(version(c), a, nil, false)}})
 }
@@ -235,14 +237,14 @@ func (api *API) createAggregate(c echo.Context) error {
 // GET /os-aggregates/{id}
 func (api *API) showAggregate(c echo.Context) error {
 	if f := aggregateQueryCheck(c); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	if f := aggregatePolicy("show", caller(c)); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	a, f := api.loadAggregate(c, c.Param("id"))
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	return api.renderAggregate(c, a)
 }
@@ -276,38 +278,38 @@ func (api *API) conflictingZones(ctx context.Context, hosts []string, az, self s
 
 // zoneCheck is Nova's is_safe_to_update_az for a requested zone change;
 // verb is the start of Nova's message for the action.
-func (api *API) zoneCheck(ctx context.Context, a *models.Aggregate, az *string, verb string, status int) (*Fault, error) {
+func (api *API) zoneCheck(ctx context.Context, a *models.Aggregate, az *string, verb string, status int) error {
 	if az == nil || *az == "" {
-		return faultf(http.StatusBadRequest, fmt.Sprintf("%s %d. Reason: Aggregate %s does not support empty named availability zone.", verb, a.ID, a.Name)), nil
+		return faultf(http.StatusBadRequest, fmt.Sprintf("%s %d. Reason: Aggregate %s does not support empty named availability zone.", verb, a.ID, a.Name))
 	}
 	conflicts, err := api.conflictingZones(ctx, a.Members, *az, a.UUID)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(conflicts) > 0 {
-		return faultf(status, fmt.Sprintf("%s %d. Reason: One or more hosts already in availability zone(s) %s.", verb, a.ID, pyRepr(conflicts))), nil
+		return faultf(status, fmt.Sprintf("%s %d. Reason: One or more hosts already in availability zone(s) %s.", verb, a.ID, pycompat.Repr(conflicts)))
 	}
-	return nil, nil
+	return nil
 }
 
 // PUT /os-aggregates/{id}
 func (api *API) updateAggregate(c echo.Context) error {
 	body, f := api.bodyFor(c, aggUpdate)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	if f := aggregatePolicy("update", caller(c)); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	a, f := api.loadAggregate(c, c.Param("id"))
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	av, _ := body.Get("aggregate")
-	in := av.(*Object)
+	in := av.(*pycompat.Object)
 	name := a.Name
 	if nv, ok := in.Get("name"); ok {
-		name = strings.TrimSpace(nv.(string))
+		name = pycompat.Strip(nv.(string))
 	}
 	var newAZ *string
 	zv, setAZ := in.Get("availability_zone")
@@ -317,12 +319,8 @@ func (api *API) updateAggregate(c echo.Context) error {
 		}
 		probe := *a
 		probe.Name = name
-		f, err := api.zoneCheck(c.Request().Context(), &probe, newAZ, "Cannot update aggregate", http.StatusBadRequest)
-		if err != nil {
-			return api.fail(c, err)
-		}
-		if f != nil {
-			return writeFault(c, f)
+		if err := api.zoneCheck(c.Request().Context(), &probe, newAZ, "Cannot update aggregate", http.StatusBadRequest); err != nil {
+			return err
 		}
 	}
 	out, err := api.env.Store.UpdateAggregate(c.Request().Context(), handlers.Actor(c), a.UUID, store.AnyGeneration, func(x *models.Aggregate) error {
@@ -334,9 +332,9 @@ func (api *API) updateAggregate(c echo.Context) error {
 	})
 	if err != nil {
 		if f := nameConflict(err, name); f != nil {
-			return writeFault(c, f)
+			return f
 		}
-		return writeFault(c, storeFault(err, func() *Fault { return aggregateNotFound(c.Param("id")) }))
+		return storeFault(err, func() error { return aggregateNotFound(c.Param("id")) })
 	}
 	return api.renderAggregate(c, out)
 }
@@ -344,25 +342,25 @@ func (api *API) updateAggregate(c echo.Context) error {
 // DELETE /os-aggregates/{id}
 func (api *API) deleteAggregate(c echo.Context) error {
 	if f := aggregatePolicy("delete", caller(c)); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	a, f := api.loadAggregate(c, c.Param("id"))
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	notEmpty := faultf(http.StatusBadRequest, fmt.Sprintf("Cannot remove host from aggregate %d. Reason: Host aggregate is not empty.", a.ID))
 	provs, err := api.hostNames(c.Request().Context(), []models.Aggregate{*a})
 	if err != nil {
-		return api.fail(c, err)
+		return err
 	}
 	if len(hostsOf(a, provs)) > 0 {
-		return writeFault(c, notEmpty)
+		return notEmpty
 	}
 	if err := api.env.Store.DeleteAggregate(c.Request().Context(), handlers.Actor(c), a.UUID, store.AnyGeneration); err != nil {
 		if models.KindOf(err) == models.Conflict && models.FieldOf(err) == "members" {
-			return writeFault(c, notEmpty) // a host was added meanwhile
+			return notEmpty // a host was added meanwhile
 		}
-		return writeFault(c, storeFault(err, func() *Fault { return aggregateNotFound(c.Param("id")) }))
+		return storeFault(err, func() error { return aggregateNotFound(c.Param("id")) })
 	}
 	// Nova answers 200 with an empty body here, for backwards compatibility.
 	c.Response().Header().Set("Content-Type", "application/json")
@@ -372,17 +370,17 @@ func (api *API) deleteAggregate(c echo.Context) error {
 // POST /os-aggregates/{id}/action
 func (api *API) aggregateAction(c echo.Context) error {
 	if f := checkContentType(c); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	raw, f := readBody(c)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	// Nova picks the action from the body's only key before validating.
-	v, err := DecodeOrdered(raw)
-	o, isObj := v.(*Object)
+	v, err := pycompat.DecodeJSON(raw)
+	o, isObj := v.(*pycompat.Object)
 	if err != nil || !isObj || len(o.Keys) != 1 {
-		return writeFault(c, faultf(http.StatusBadRequest, "Malformed request body"))
+		return faultf(http.StatusBadRequest, "Malformed request body")
 	}
 	switch o.Keys[0] {
 	case "add_host":
@@ -392,7 +390,7 @@ func (api *API) aggregateAction(c echo.Context) error {
 	case "set_metadata":
 		return api.setMetadata(c, raw)
 	}
-	return writeFault(c, faultf(http.StatusBadRequest, "There is no such action: "+o.Keys[0]))
+	return faultf(http.StatusBadRequest, "There is no such action: "+o.Keys[0])
 }
 
 // findHost is Nova's compute service lookup: a host provider by exact name.
@@ -409,45 +407,45 @@ func (api *API) findHost(ctx context.Context, name string) (*models.Provider, er
 	return nil, nil
 }
 
-func hostOf(body *Object, action string) string {
+func hostOf(body *pycompat.Object, action string) string {
 	av, _ := body.Get(action)
-	h, _ := av.(*Object).Get("host")
+	h, _ := av.(*pycompat.Object).Get("host")
 	return h.(string)
 }
 
 func (api *API) addHost(c echo.Context, raw []byte) error {
 	body, f := validateBody(aggAddHost, raw)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	if f := aggregatePolicy("add_host", caller(c)); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	rawID := c.Param("id")
 	if _, f := aggregateID(rawID); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	ctx := c.Request().Context()
 	host := hostOf(body, "add_host")
 	p, err := api.findHost(ctx, host)
 	if err != nil {
-		return api.fail(c, err)
+		return err
 	}
 	if p == nil {
-		return writeFault(c, faultf(http.StatusNotFound, fmt.Sprintf("Compute host %s could not be found.", host)))
+		return faultf(http.StatusNotFound, fmt.Sprintf("Compute host %s could not be found.", host))
 	}
 	a, f := api.loadAggregate(c, rawID)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	if a.AvailabilityZone != nil {
 		conflicts, err := api.conflictingZones(ctx, []string{p.UUID}, *a.AvailabilityZone, a.UUID)
 		if err != nil {
-			return api.fail(c, err)
+			return err
 		}
 		if len(conflicts) > 0 {
-			return writeFault(c, faultf(http.StatusConflict, fmt.Sprintf(
-				"Cannot add host to aggregate %d. Reason: One or more hosts already in availability zone(s) %s.", a.ID, pyRepr(conflicts))))
+			return faultf(http.StatusConflict, fmt.Sprintf(
+				"Cannot add host to aggregate %d. Reason: One or more hosts already in availability zone(s) %s.", a.ID, pycompat.Repr(conflicts)))
 		}
 	}
 	exists := faultf(http.StatusConflict, fmt.Sprintf("Aggregate %d already has host %s.", a.ID, host))
@@ -461,7 +459,7 @@ func (api *API) addHost(c echo.Context, raw []byte) error {
 		return nil
 	})
 	if err != nil {
-		return writeFault(c, storeFault(err, func() *Fault { return aggregateNotFound(rawID) }))
+		return storeFault(err, func() error { return aggregateNotFound(rawID) })
 	}
 	return api.renderAggregate(c, out)
 }
@@ -469,28 +467,28 @@ func (api *API) addHost(c echo.Context, raw []byte) error {
 func (api *API) removeHost(c echo.Context, raw []byte) error {
 	body, f := validateBody(aggRemoveHost, raw)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	if f := aggregatePolicy("remove_host", caller(c)); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	rawID := c.Param("id")
 	if _, f := aggregateID(rawID); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	ctx := c.Request().Context()
 	host := hostOf(body, "remove_host")
 	cannot := faultf(http.StatusNotFound, fmt.Sprintf("Cannot remove host %s in aggregate %s", host, rawID))
 	p, err := api.findHost(ctx, host)
 	if err != nil {
-		return api.fail(c, err)
+		return err
 	}
 	if p == nil {
-		return writeFault(c, cannot)
+		return cannot
 	}
 	a, f := api.loadAggregate(c, rawID)
 	if f != nil {
-		return writeFault(c, cannot)
+		return cannot
 	}
 	out, err := api.env.Store.UpdateAggregate(ctx, handlers.Actor(c), a.UUID, store.AnyGeneration, func(x *models.Aggregate) error {
 		kept := x.Members[:0]
@@ -509,7 +507,7 @@ func (api *API) removeHost(c echo.Context, raw []byte) error {
 		return nil
 	})
 	if err != nil {
-		return writeFault(c, storeFault(err, func() *Fault { return cannot }))
+		return storeFault(err, func() error { return cannot })
 	}
 	return api.renderAggregate(c, out)
 }
@@ -517,30 +515,26 @@ func (api *API) removeHost(c echo.Context, raw []byte) error {
 func (api *API) setMetadata(c echo.Context, raw []byte) error {
 	body, f := validateBody(aggSetMetadata, raw)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	if f := aggregatePolicy("set_metadata", caller(c)); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	rawID := c.Param("id")
 	a, f := api.loadAggregate(c, rawID)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	sv, _ := body.Get("set_metadata")
-	mv, _ := sv.(*Object).Get("metadata")
-	meta := mv.(*Object)
+	mv, _ := sv.(*pycompat.Object).Get("metadata")
+	meta := mv.(*pycompat.Object)
 	if zv, ok := meta.Get("availability_zone"); ok {
 		var az *string
 		if s, ok := zv.(string); ok {
 			az = &s
 		}
-		f, err := api.zoneCheck(c.Request().Context(), a, az, "Cannot update metadata of aggregate", http.StatusBadRequest)
-		if err != nil {
-			return api.fail(c, err)
-		}
-		if f != nil {
-			return writeFault(c, f)
+		if err := api.zoneCheck(c.Request().Context(), a, az, "Cannot update metadata of aggregate", http.StatusBadRequest); err != nil {
+			return err
 		}
 	}
 	out, err := api.env.Store.UpdateAggregate(c.Request().Context(), handlers.Actor(c), a.UUID, store.AnyGeneration, func(x *models.Aggregate) error {
@@ -555,7 +549,7 @@ func (api *API) setMetadata(c echo.Context, raw []byte) error {
 		return nil
 	})
 	if err != nil {
-		return writeFault(c, storeFault(err, func() *Fault { return aggregateNotFound(rawID) }))
+		return storeFault(err, func() error { return aggregateNotFound(rawID) })
 	}
 	return api.renderAggregate(c, out)
 }

@@ -36,7 +36,7 @@ func (h *Handler) Page(c echo.Context) error {
 		return err
 	}
 	res.Warnings = h.cloudWarnings(ctx)
-	opts := live.opts
+	opts := live.options()
 	if opts.Drafts, err = h.draftOptions(ctx); err != nil {
 		return err
 	}

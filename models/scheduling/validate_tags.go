@@ -3,6 +3,8 @@ package scheduling
 import (
 	"strconv"
 	"strings"
+
+	"corral/models/pycompat"
 )
 
 // Tenant and reservation tags are metadata keys the console shows as typed
@@ -51,7 +53,7 @@ func SetTenantTags(md map[string]string, projects []string) map[string]string {
 			out[k] = v
 			continue
 		}
-		p := pyStrip(v)
+		p := pycompat.Strip(v)
 		if p != "" && !strings.Contains(p, ",") && want[p] && keep[p] == "" {
 			keep[p] = k
 		}
@@ -130,7 +132,7 @@ func orderedTags(tags []string, splitCommas bool) []string {
 			pieces = strings.Split(t, ",")
 		}
 		for _, p := range pieces {
-			p = pyStrip(p)
+			p = pycompat.Strip(p)
 			if p != "" && !seen[p] {
 				seen[p] = true
 				out = append(out, p)

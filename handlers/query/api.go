@@ -41,8 +41,9 @@ const maxRequestBody = 1 << 20
 // the draft and carries the difference to live data.
 type previewResponse struct {
 	*scheduling.Trace
-	Draft *draftRef             `json:"draft,omitempty"`
-	Diff  *scheduling.TraceDiff `json:"diff,omitempty"`
+	Draft     *draftRef             `json:"draft,omitempty"`
+	Diff      *scheduling.TraceDiff `json:"diff,omitempty"`
+	DraftOnly []string              `json:"draft_only,omitempty"`
 	// Warnings: connected to a cloud whose Nova and Placement disagree
 	// about aggregate membership, member_of sees Placement's side only.
 	Warnings []string `json:"warnings,omitempty"`
@@ -108,18 +109,11 @@ func (h *Handler) APIPreview(c echo.Context) error {
 			if err != nil {
 				return nil, err
 			}
-			tr, err := ds.st.snap.Run(spec)
+			p, err := scheduling.RunPreview(live.snap, ds.st.snap, spec)
 			if err != nil {
 				return nil, err
 			}
-			resp := previewResponse{Trace: tr, Draft: &draftRef{ID: d.ID, Name: d.Name}, Warnings: h.cloudWarnings(ctx)}
-			// A request may name what only the draft has (an aggregate it
-			// creates); then there is nothing live to compare with.
-			if lt, err := live.snap.Run(spec); err == nil {
-				diff := scheduling.DiffTraces(lt, tr)
-				resp.Diff = &diff
-			}
-			return json.Marshal(resp)
+			return json.Marshal(previewResponse{Trace: p.Trace, Draft: &draftRef{ID: d.ID, Name: d.Name}, Diff: p.Diff, DraftOnly: p.DraftOnly, Warnings: h.cloudWarnings(ctx)})
 		})
 	}
 	if err != nil {

@@ -12,7 +12,8 @@ FUZZ_TARGETS := \
 	./handlers/placementapi:FuzzParseListQuery \
 	./handlers/placementapi:FuzzCandidateQuery \
 	./handlers/compute:FuzzParseServerGroupCreate \
-	./handlers/compute:FuzzParseQuotaSetUpdate
+	./handlers/compute:FuzzParseQuotaSetUpdate \
+	./models/cloud:FuzzParseNovaConf
 
 GO_SOURCES := $(shell find . -name '*.go' -not -path './bin/*')
 

@@ -70,6 +70,7 @@ type Store struct {
 	changes  changeLog
 	liveOnce sync.Once
 	live     *Live
+	syncMu   sync.Mutex // the cloud-sync lock on SQLite (see TrySyncLock)
 }
 
 // Tables the models package does not describe.

@@ -61,12 +61,19 @@ func newApp(t testing.TB) *testApp {
 
 func newAppWith(t testing.TB, cfg web.Config) *testApp {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "corral.db"))
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "corral.db"))
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
+	return newAppOn(t, st, cfg)
+}
+
+// newAppOn is newAppWith on a given store (storetest.ForEach gives both
+// databases).
+func newAppOn(t testing.TB, st *store.Store, cfg web.Config) *testApp {
+	t.Helper()
+	ctx := context.Background()
 	clk := &clock{t: time.Now()}
 	env := &handlers.Env{Store: st, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: clk.Now}
 	e, err := web.New(env, cfg)

@@ -2,6 +2,7 @@ package compute
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -247,47 +248,23 @@ func (api *API) showAggregate(c echo.Context) error {
 	return api.renderAggregate(c, a)
 }
 
-// conflictingZones lists the zones, other than az, of the aggregates that
-// already hold one of hosts (Nova's is_safe_to_update_az).
-func (api *API) conflictingZones(ctx context.Context, hosts []string, az, self string) ([]string, error) {
-	var out []string
-	seen := map[string]bool{}
-	for _, h := range hosts {
-		aggs, _, err := api.env.Store.ProviderAggregates(ctx, h)
-		if err != nil {
-			return nil, err
-		}
-		for _, u := range aggs {
-			if u == self || seen[u] {
-				continue
-			}
-			seen[u] = true
-			other, err := api.env.Store.GetAggregate(ctx, u)
-			if err != nil {
-				return nil, err
-			}
-			if other.AvailabilityZone != nil && *other.AvailabilityZone != az {
-				out = append(out, *other.AvailabilityZone)
-			}
-		}
+// emptyZone is Nova's refusal of an empty zone name; verb is the start of
+// Nova's message for the action.
+func emptyZone(a *models.Aggregate, az *string, verb string) *Fault {
+	if az == nil || *az == "" {
+		return faultf(http.StatusBadRequest, fmt.Sprintf("%s %d. Reason: Aggregate %s does not support empty named availability zone.", verb, a.ID, a.Name))
 	}
-	return out, nil
+	return nil
 }
 
-// zoneCheck is Nova's is_safe_to_update_az for a requested zone change;
-// verb is the start of Nova's message for the action.
-func (api *API) zoneCheck(ctx context.Context, a *models.Aggregate, az *string, verb string, status int) (*Fault, error) {
-	if az == nil || *az == "" {
-		return faultf(http.StatusBadRequest, fmt.Sprintf("%s %d. Reason: Aggregate %s does not support empty named availability zone.", verb, a.ID, a.Name)), nil
+// zoneFault words the store's zone rule (a host in at most one zone, Nova's
+// is_safe_to_update_az) as Nova does, or returns nil for other errors.
+func zoneFault(err error, a *models.Aggregate, verb string, status int) *Fault {
+	var zc *models.ZoneConflict
+	if !errors.As(err, &zc) {
+		return nil
 	}
-	conflicts, err := api.conflictingZones(ctx, a.Members, *az, a.UUID)
-	if err != nil {
-		return nil, err
-	}
-	if len(conflicts) > 0 {
-		return faultf(status, fmt.Sprintf("%s %d. Reason: One or more hosts already in availability zone(s) %s.", verb, a.ID, pyRepr(conflicts))), nil
-	}
-	return nil, nil
+	return faultf(status, fmt.Sprintf("%s %d. Reason: One or more hosts already in availability zone(s) %s.", verb, a.ID, pyRepr(zc.Zones)))
 }
 
 // PUT /os-aggregates/{id}
@@ -317,11 +294,7 @@ func (api *API) updateAggregate(c echo.Context) error {
 		}
 		probe := *a
 		probe.Name = name
-		f, err := api.zoneCheck(c.Request().Context(), &probe, newAZ, "Cannot update aggregate", http.StatusBadRequest)
-		if err != nil {
-			return api.fail(c, err)
-		}
-		if f != nil {
+		if f := emptyZone(&probe, newAZ, "Cannot update aggregate"); f != nil {
 			return writeFault(c, f)
 		}
 	}
@@ -334,6 +307,9 @@ func (api *API) updateAggregate(c echo.Context) error {
 	})
 	if err != nil {
 		if f := nameConflict(err, name); f != nil {
+			return writeFault(c, f)
+		}
+		if f := zoneFault(err, a, "Cannot update aggregate", http.StatusBadRequest); f != nil {
 			return writeFault(c, f)
 		}
 		return writeFault(c, storeFault(err, func() *Fault { return aggregateNotFound(c.Param("id")) }))
@@ -440,16 +416,6 @@ func (api *API) addHost(c echo.Context, raw []byte) error {
 	if f != nil {
 		return writeFault(c, f)
 	}
-	if a.AvailabilityZone != nil {
-		conflicts, err := api.conflictingZones(ctx, []string{p.UUID}, *a.AvailabilityZone, a.UUID)
-		if err != nil {
-			return api.fail(c, err)
-		}
-		if len(conflicts) > 0 {
-			return writeFault(c, faultf(http.StatusConflict, fmt.Sprintf(
-				"Cannot add host to aggregate %d. Reason: One or more hosts already in availability zone(s) %s.", a.ID, pyRepr(conflicts))))
-		}
-	}
 	exists := faultf(http.StatusConflict, fmt.Sprintf("Aggregate %d already has host %s.", a.ID, host))
 	out, err := api.env.Store.UpdateAggregate(ctx, handlers.Actor(c), a.UUID, store.AnyGeneration, func(x *models.Aggregate) error {
 		for _, m := range x.Members {
@@ -461,6 +427,9 @@ func (api *API) addHost(c echo.Context, raw []byte) error {
 		return nil
 	})
 	if err != nil {
+		if f := zoneFault(err, a, "Cannot add host to aggregate", http.StatusConflict); f != nil {
+			return writeFault(c, f)
+		}
 		return writeFault(c, storeFault(err, func() *Fault { return aggregateNotFound(rawID) }))
 	}
 	return api.renderAggregate(c, out)
@@ -535,11 +504,7 @@ func (api *API) setMetadata(c echo.Context, raw []byte) error {
 		if s, ok := zv.(string); ok {
 			az = &s
 		}
-		f, err := api.zoneCheck(c.Request().Context(), a, az, "Cannot update metadata of aggregate", http.StatusBadRequest)
-		if err != nil {
-			return api.fail(c, err)
-		}
-		if f != nil {
+		if f := emptyZone(a, az, "Cannot update metadata of aggregate"); f != nil {
 			return writeFault(c, f)
 		}
 	}
@@ -555,6 +520,9 @@ func (api *API) setMetadata(c echo.Context, raw []byte) error {
 		return nil
 	})
 	if err != nil {
+		if f := zoneFault(err, a, "Cannot update metadata of aggregate", http.StatusBadRequest); f != nil {
+			return writeFault(c, f)
+		}
 		return writeFault(c, storeFault(err, func() *Fault { return aggregateNotFound(rawID) }))
 	}
 	return api.renderAggregate(c, out)

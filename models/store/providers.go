@@ -583,6 +583,11 @@ func (s *Store) SetProviderAggregates(ctx context.Context, a Actor, provUUID str
 		if err := t.bumpAggregates(append(slices.Clone(added), removed...)); err != nil {
 			return err
 		}
+		if len(added) > 0 {
+			if err := t.checkZones([]string{cur.UUID}, ""); err != nil {
+				return err
+			}
+		}
 		newGen = o.nextGeneration(cur.Generation)
 		res := t.tx.Model(&models.Provider{}).Where("uuid = ? AND generation = ?", cur.UUID, cur.Generation).
 			UpdateColumns(map[string]any{"generation": newGen, "updated_at": t.now})

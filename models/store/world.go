@@ -472,6 +472,21 @@ func validateWorld(w *models.World) error {
 			}
 		}
 	}
+	var zoned []models.ZoneMembership
+	for _, ag := range w.Aggregates {
+		if ag.AvailabilityZone == nil {
+			continue
+		}
+		for _, m := range ag.Members {
+			if !provs[m].IsHost() {
+				continue
+			}
+			zoned = append(zoned, models.ZoneMembership{Provider: m, Name: provs[m].Name, Zone: *ag.AvailabilityZone})
+		}
+	}
+	if err := models.CheckZones(zoned, ""); err != nil {
+		return wrapField(err, "aggregates", "")
+	}
 	flvIDs, flvNames := map[string]bool{}, map[string]bool{}
 	for i := range w.Flavors {
 		f := &w.Flavors[i]

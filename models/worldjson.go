@@ -390,16 +390,9 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 		default:
 			return nil, E(Invalid, p+".policy", "unknown policy %q (want affinity, anti-affinity, soft-affinity or soft-anti-affinity)", d.Policy)
 		}
-		for k, v := range d.Rules {
-			if k != RuleMaxServerPerHost {
-				return nil, E(Invalid, p+".rules."+k, "unknown rule")
-			}
-			if d.Policy != PolicyAntiAffinity {
-				return nil, E(Invalid, p+".rules."+k, "rules are only allowed with the anti-affinity policy")
-			}
-			if v < 1 {
-				return nil, E(Invalid, p+".rules."+k, "must be a positive integer, got %d", v)
-			}
+		if err := CheckGroupRules(d.Policy, d.Rules); err != nil {
+			err.Field = p + "." + err.Field
+			return nil, err
 		}
 		g := ServerGroup{UUID: u, Name: d.Name, ProjectID: d.ProjectID, UserID: d.UserID, Policy: d.Policy, Rules: d.Rules}
 		if g.Rules == nil {

@@ -111,7 +111,7 @@ func TestDecodeWorldErrors(t *testing.T) {
 		{`{"providers": [{"name": "a", "uuid": "nope"}]}`, "providers[0].uuid", "is not a UUID"},
 		{`{"servers": [{"name": "s", "host": "cnX"}]}`, "servers[0].host", `no host named "cnX"`},
 		{`{"server_groups": [{"name": "g", "policy": "packed"}]}`, "server_groups[0].policy", "unknown policy"},
-		{`{"server_groups": [{"name": "g", "policy": "affinity", "rules": {"max_server_per_host": 2}}]}`, "server_groups[0].rules.max_server_per_host", "only allowed"},
+		{`{"server_groups": [{"name": "g", "policy": "affinity", "rules": {"max_server_per_host": 2}}]}`, "server_groups[0].rules", "Only anti-affinity policy supports rules"},
 		{`{"server_groups": [{"name": "g", "policy": "affinity", "members": ["ghost"]}]}`, "server_groups[0].members[0]", `no server named "ghost"`},
 		{`{"settings": {"enabled_filter": []}}`, "settings.enabled_filter", "unknown field"},
 		{`{"format": "corral.world/v2"}`, "format", "unsupported format"},

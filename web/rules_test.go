@@ -247,3 +247,103 @@ func (c *client) upload(from, action, name string, data []byte, fields url.Value
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	return c.do(req)
 }
+
+// TestGroupRulesAtEveryDoor: rules only with anti-affinity, at the console
+// form, the compute API, import and the store.
+func TestGroupRulesAtEveryDoor(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, st *store.Store) {
+		w := newZoneWorld(t, st)
+		ctx := context.Background()
+		admin := w.a.client()
+		admin.login("alice")
+		r := admin.submit("/server-groups/new", "/server-groups", url.Values{"name": {"g"}, "policy": {"affinity"}, "max_server_per_host": {"2"}, "project": {"tA"}})
+		if r.StatusCode != http.StatusBadRequest || !strings.Contains(r.Body, "Only anti-affinity policy supports rules") {
+			t.Errorf("console: status %d", r.StatusCode)
+		}
+		r = w.api(http.MethodPost, "/compute/v2.1/os-server-groups", `{"server_group": {"name": "g", "policy": "affinity", "rules": {"max_server_per_host": 2}}}`,
+			"OpenStack-API-Version", "compute 2.64")
+		if r.StatusCode != http.StatusBadRequest || !strings.Contains(r.Body, "Only anti-affinity policy supports rules.") {
+			t.Errorf("compute: status %d: %s", r.StatusCode, r.Body)
+		}
+		file := `{"server_groups": [{"name": "g", "project_id": "tA", "user_id": "u", "policy": "affinity", "rules": {"max_server_per_host": 2}}]}`
+		r = admin.upload("/world", "/world/preview", "world.json", []byte(file), url.Values{"mode": {"merge"}})
+		if r.StatusCode != http.StatusBadRequest || !strings.Contains(r.Body, "Only anti-affinity policy supports rules") {
+			t.Errorf("import: status %d", r.StatusCode)
+		}
+		err := st.CreateServerGroup(ctx, testActor, &models.ServerGroup{Name: "g", ProjectID: "tA", Policy: models.PolicyAffinity, Rules: map[string]int{models.RuleMaxServerPerHost: 2}})
+		if models.KindOf(err) != models.Invalid {
+			t.Errorf("store: %v", err)
+		}
+		groups, err := st.ListServerGroups(ctx, store.ServerGroupQuery{})
+		if err != nil || len(groups) != 0 {
+			t.Errorf("groups after refusals: %v, %v", groups, err)
+		}
+	})
+}
+
+// TestTagRuleAtEveryDoor: a tenant or reservation tag is one id; the
+// console form and a draft read it with the core's parser (Python's
+// whitespace, as the filters strip it) and write the same value.
+func TestTagRuleAtEveryDoor(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, st *store.Store) {
+		w := newZoneWorld(t, st)
+		ctx := context.Background()
+		admin := w.a.client()
+		admin.login("alice")
+		path := "/aggregates/" + w.az2.UUID
+		// U+00A0 is whitespace to the tenant filters (Python's str.strip).
+		for _, bad := range []string{"tA\u00a0x", "tA,tB", "tA\u2003x", "tA\u0085x"} {
+			r := admin.submit(path, path+"/tenants", url.Values{"project": {bad}, "generation": {"0"}})
+			if r.StatusCode != http.StatusBadRequest {
+				t.Errorf("console tenant %q: status %d", bad, r.StatusCode)
+			}
+			d, err := st.CreateDraft(ctx, testActor, "t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = st.SetDraftChanges(ctx, testActor, d.ID, d.Version, []scheduling.Change{{Op: scheduling.OpAddTenant, Aggregate: "zone-two", Project: bad}})
+			if err == nil {
+				if d, err = st.GetDraft(ctx, d.ID); err != nil {
+					t.Fatal(err)
+				}
+				err = st.ApplyDraft(ctx, testActor, d.ID, d.Version)
+			}
+			if models.KindOf(err) != models.Invalid {
+				t.Errorf("draft tenant %q: %v, want invalid", bad, err)
+			}
+		}
+		if ag, _ := st.GetAggregate(ctx, w.az2.UUID); len(scheduling.TenantTags(ag.Metadata)) != 0 {
+			t.Fatalf("tenants stored: %v", ag.Metadata)
+		}
+
+		// The same reservation through both doors: the same metadata.
+		settings, _, err := st.GetSettings(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		settings.RequiredMemberPrefix = "reservation:"
+		if err := st.UpdateSettings(ctx, testActor, store.AnyGeneration, settings); err != nil {
+			t.Fatal(err)
+		}
+		r := admin.submit(path, path+"/reservations", url.Values{"reservation": {"r1"}, "generation": {"0"}})
+		if r.StatusCode != http.StatusSeeOther {
+			t.Fatalf("console reservation: status %d", r.StatusCode)
+		}
+		d, err := st.CreateDraft(ctx, testActor, "r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err = st.SetDraftChanges(ctx, testActor, d.ID, d.Version, []scheduling.Change{{Op: scheduling.OpAddReservation, Aggregate: "zone-one", Reservation: "r1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.ApplyDraft(ctx, testActor, d.ID, d.Version); err != nil {
+			t.Fatal(err)
+		}
+		one, _ := st.GetAggregate(ctx, w.az1.UUID)
+		two, _ := st.GetAggregate(ctx, w.az2.UUID)
+		if one.Metadata["reservation:r1"] != two.Metadata["reservation:r1"] || one.Metadata["reservation:r1"] == "" {
+			t.Errorf("draft wrote %q, console wrote %q", one.Metadata["reservation:r1"], two.Metadata["reservation:r1"])
+		}
+	})
+}

@@ -73,8 +73,14 @@ func ParseServerGroupCreate(v Version, raw []byte) (ServerGroupSpec, *Fault) {
 		return spec, nil
 	}
 	rules := rv.(*Object)
-	if len(rules.Keys) > 0 && spec.Policy != models.PolicyAntiAffinity {
-		return ServerGroupSpec{}, faultf(http.StatusBadRequest, "Only anti-affinity policy supports rules.")
+	// Which policies take rules is the core's rule; Nova checks it before
+	// the values, so only the keys go in here.
+	named := map[string]int{}
+	for _, k := range rules.Keys {
+		named[k] = 1
+	}
+	if e := models.CheckGroupRules(spec.Policy, named); e != nil {
+		return ServerGroupSpec{}, faultf(http.StatusBadRequest, e.Msg)
 	}
 	if x, ok := rules.Get(models.RuleMaxServerPerHost); ok {
 		n, f := ruleInt(x)

@@ -260,7 +260,7 @@ func TestApplyDraftWritesEveryChangeAtOnce(t *testing.T) {
 			got[a.Name] = fmt.Sprint(a.Metadata, ms)
 		}
 		want := map[string]string{
-			"aggA":        "map[reservation:freepool:freepool ssd:true] [cn1 cn2]",
+			"aggA":        "map[reservation:freepool:true ssd:true] [cn1 cn2]",
 			"aggB":        "map[] [cn2]",
 			"tenant-acme": "map[filter_tenant_id:acme] [cn1]",
 		}

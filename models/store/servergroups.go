@@ -97,16 +97,8 @@ func validateGroup(g *models.ServerGroup) error {
 	default:
 		return models.E(models.Invalid, "policy", "unknown policy %q (want affinity, anti-affinity, soft-affinity or soft-anti-affinity)", g.Policy)
 	}
-	if len(g.Rules) > 0 && g.Policy != models.PolicyAntiAffinity {
-		return models.E(models.Invalid, "rules", "Only anti-affinity policy supports rules.")
-	}
-	for k, v := range g.Rules {
-		if k != models.RuleMaxServerPerHost {
-			return models.E(models.Invalid, "rules", "unknown rule %q (only %s)", k, models.RuleMaxServerPerHost)
-		}
-		if v < 1 {
-			return models.E(models.Invalid, "rules", "%s must be at least 1, not %d", k, v)
-		}
+	if err := models.CheckGroupRules(g.Policy, g.Rules); err != nil {
+		return err
 	}
 	return nil
 }

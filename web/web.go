@@ -92,7 +92,9 @@ func New(env *handlers.Env, cfg Config) (*echo.Echo, error) {
 	e.Use(securityHeaders)
 	e.Use(skipFor(env.LoadSession, noSession))
 	e.Use(skipFor(env.TokenAuth, isStatic))
+	e.Use(limitBody) // before anything parses a body: the CSRF check does
 	e.Use(csrf(cfg))
+	e.Use(checkInput)
 
 	registerRoutes(e, env, loginLimit(cfg))
 	return e, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"corral/models"
+	"corral/models/scheduling"
 	"corral/models/store"
 )
 
@@ -183,7 +184,7 @@ func TestDraftForbiddingTheFreePool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Metadata["reservation:freepool"] != "freepool" {
+	if a.Metadata["reservation:freepool"] != scheduling.ReservationTagValue {
 		t.Errorf("free pool metadata after apply = %v", a.Metadata)
 	}
 	if r := c.do("GET", "/drafts/"+id, nil, nil); r.StatusCode != http.StatusNotFound {

@@ -77,6 +77,9 @@ func (s *Store) ListAggregateSummaries(ctx context.Context, q AggregateQuery) ([
 // listAggregates reads one page into out and lets fill complete it inside
 // the same read transaction.
 func (s *Store) listAggregates(ctx context.Context, q AggregateQuery, out *[]models.Aggregate, fill func(*gorm.DB, []models.Aggregate) error) (int, error) {
+	if err := checkSearch(q.Search); err != nil {
+		return 0, err
+	}
 	col, ok := aggregateSorts[q.Sort]
 	if !ok {
 		return 0, models.E(models.Invalid, "sort", "cannot sort aggregates by %q", q.Sort)

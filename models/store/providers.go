@@ -43,6 +43,9 @@ var ProviderKinds = []string{ProviderKindRoot, ProviderKindHost, ProviderKindSha
 
 // ListProviders returns one page of providers and the total matching.
 func (s *Store) ListProviders(ctx context.Context, q ProviderQuery) ([]models.Provider, int, error) {
+	if err := checkSearch(q.Search); err != nil {
+		return nil, 0, err
+	}
 	var out []models.Provider
 	var total int64
 	if q.Kind != "" && !slices.Contains(ProviderKinds, q.Kind) {

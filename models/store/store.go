@@ -361,6 +361,17 @@ func page(q *gorm.DB, offset, limit int) *gorm.DB {
 	return q
 }
 
+// MaxSearch bounds a list's search text: a pattern is matched against
+// every row, and SQLite refuses LIKE patterns over 50,000 bytes.
+const MaxSearch = 255
+
+func checkSearch(s string) error {
+	if len(s) > MaxSearch {
+		return models.E(models.Invalid, "search", "a search has at most %d characters", MaxSearch)
+	}
+	return nil
+}
+
 // likePattern builds a case-insensitive substring pattern with LIKE's
 // wildcards escaped, for use with "LOWER(col) LIKE ? ESCAPE '\'".
 func likePattern(s string) string {

@@ -243,6 +243,9 @@ func (s *Store) CreateToken(ctx context.Context, a Actor, userName, tokenName st
 	}
 	plain := base64.RawURLEncoding.EncodeToString(raw)
 	tok := &models.APIToken{Name: strings.TrimSpace(tokenName), Hash: hashToken(plain), Prefix: plain[:8]}
+	if len(tok.Name) > 255 {
+		return "", nil, models.E(models.Invalid, "name", "a token name has at most 255 characters")
+	}
 	err := s.write(ctx, a, "store.CreateToken", func(t *txn) error {
 		u, err := findUser(t.tx, "name = ?", userName)
 		if err != nil {

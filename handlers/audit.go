@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"corral/models"
 	"corral/models/store"
 	"corral/views"
 )
@@ -60,9 +61,18 @@ func (env *Env) Audit(c echo.Context) error {
 	if !q.Since.IsZero() && !q.Until.IsZero() && q.Until.Before(q.Since) {
 		f.Errors["until"] = "The end of the range is before its start."
 	}
+	// A non-admin sees only the events of their project's objects, and
+	// only their project's people in the actor list.
+	me := CurrentUser(c)
+	admin := HasRole(c, models.RoleAdmin)
+	if !admin {
+		q.OnlyProject, q.Project = true, me.ProjectID
+	}
 	if users, err := env.Store.ListUsers(c.Request().Context()); err == nil {
 		for _, u := range users {
-			f.Actors = append(f.Actors, u.Name)
+			if admin || (me.ProjectID != "" && u.ProjectID == me.ProjectID) || u.ID == me.ID {
+				f.Actors = append(f.Actors, u.Name)
+			}
 		}
 	}
 	pager := views.Pager{Offset: offset, Limit: limit, Path: "/audit", Query: c.QueryParams()}

@@ -192,8 +192,12 @@ type AuditEvent struct {
 	ObjectType string    `gorm:"size:64;index" json:"object_type"`
 	ObjectID   string    `gorm:"size:255;index" json:"object_id"`
 	ObjectName string    `gorm:"size:255" json:"object_name"`
-	Before     string    `gorm:"type:text" json:"before"`
-	After      string    `gorm:"type:text" json:"after"`
+	// ProjectID is the project the object belongs to (a server group, a
+	// server, a quota), empty for cloud-wide objects: what a non-admin
+	// may see of the log.
+	ProjectID string `gorm:"size:255;index" json:"project_id,omitempty"`
+	Before    string `gorm:"type:text" json:"before"`
+	After     string `gorm:"type:text" json:"after"`
 }
 
 // Quota limits a project's server groups and group members (Nova's names).

@@ -10,6 +10,7 @@ import (
 
 	"corral/models"
 	"corral/models/scheduling"
+	"corral/models/store"
 )
 
 // The preview answers kept: the 128 most recent, each at most 1 MiB, so at
@@ -58,6 +59,9 @@ func (h *Handler) APIPreview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkGroupRef(c, live, spec.ServerGroup); err != nil {
+		return err
+	}
 	revText := []byte(strconv.FormatInt(rev, 10))
 	id := c.QueryParam("draft")
 	var answer []byte
@@ -70,7 +74,8 @@ func (h *Handler) APIPreview(c echo.Context) error {
 			return json.Marshal(tr)
 		})
 	} else {
-		d, err := h.env.Store.GetDraft(ctx, id)
+		var d *store.Draft
+		d, err = h.env.Store.GetDraft(ctx, id)
 		if err != nil {
 			return err
 		}

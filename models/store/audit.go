@@ -16,8 +16,12 @@ type AuditQuery struct {
 	ObjectID   string
 	Since      time.Time // inclusive; zero = no bound
 	Until      time.Time // exclusive; zero = no bound
-	Offset     int
-	Limit      int // <= 0: all
+	// OnlyProject limits the events to those of Project (a non-admin's
+	// view); with an empty Project nothing matches.
+	OnlyProject bool
+	Project     string
+	Offset      int
+	Limit       int // <= 0: all
 }
 
 // ListAudit returns one page of events and the total matching.
@@ -34,6 +38,9 @@ func (s *Store) ListAudit(ctx context.Context, q AuditQuery) ([]models.AuditEven
 		}
 		if q.ObjectID != "" {
 			base = base.Where("object_id = ?", q.ObjectID)
+		}
+		if q.OnlyProject {
+			base = base.Where("project_id = ? AND project_id <> ''", q.Project)
 		}
 		if !q.Since.IsZero() {
 			base = base.Where("at >= ?", q.Since.UTC())

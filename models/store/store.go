@@ -293,12 +293,38 @@ func (t *txn) audit(action, objType, objID, objName string, before, after any) e
 	ev := models.AuditEvent{
 		At: t.now, Actor: name, Via: t.actor.Via, Action: action,
 		ObjectType: objType, ObjectID: objID, ObjectName: objName, Before: b, After: a,
+		ProjectID: auditProject(objType, objID, after, before),
 	}
 	if err := t.tx.Create(&ev).Error; err != nil {
 		return err
 	}
 	t.events++
 	return nil
+}
+
+// auditProject is the project an event's object belongs to, if any.
+func auditProject(objType, objID string, objs ...any) string {
+	if objType == "quota" {
+		p, _, _ := strings.Cut(objID, "/")
+		return p
+	}
+	for _, o := range objs {
+		switch v := o.(type) {
+		case *models.ServerGroup:
+			if v != nil {
+				return v.ProjectID
+			}
+		case models.ServerGroup:
+			return v.ProjectID
+		case *models.Server:
+			if v != nil {
+				return v.ProjectID
+			}
+		case models.Server:
+			return v.ProjectID
+		}
+	}
+	return ""
 }
 
 // mapErr turns driver errors into corral errors: unique violations are

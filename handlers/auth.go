@@ -134,6 +134,6 @@ func (env *Env) ChangePassword(c echo.Context) error {
 		return err
 	}
 	env.Logger().Info("password changed", "user", u.Name)
-	AddFlash(c, FlashSuccess, "Password changed. Your other sessions are signed out.")
+	AddFlash(c, FlashSuccess, "Password changed. Your other sessions are signed out and your API tokens are revoked.")
 	return SeeOther(c, "/tokens")
 }

@@ -197,7 +197,7 @@ func (env *Env) SetUserPassword(c echo.Context) error {
 		return refuse(StatusOf(err), OnlyFields(fe, "password"))
 	}
 	env.Logger().Info("password set by an admin", "user", u.Name, "by", CurrentUser(c).Name)
-	AddFlash(c, FlashSuccess, "New password set for "+u.Name+sessionsEnded(u.Name, sessions))
+	AddFlash(c, FlashSuccess, "New password set for "+u.Name+sessionsEnded(u.Name, sessions)+" Their API tokens are revoked.")
 	return SeeOther(c, views.UserURL(u.ID))
 }
 

@@ -321,7 +321,7 @@ func TestUserPageSetsPassword(t *testing.T) {
 	}
 	r := admin.submit(uaURL(rita), uaURL(rita)+"/password", url.Values{"password": {fresh}, "confirm": {fresh}})
 	flash := admin.follow(r).text(t, "flash-success")
-	if !strings.HasPrefix(flash, "New password set for rita; rita's ") || !strings.HasSuffix(flash, " sessions were ended.") {
+	if !strings.HasPrefix(flash, "New password set for rita; rita's ") || !strings.Contains(flash, " sessions were ended. Their API tokens are revoked.") {
 		t.Errorf("flash %q", flash)
 	}
 	if old.signedIn() {

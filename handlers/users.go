@@ -81,9 +81,9 @@ func (env *Env) ConfirmSignOutUser(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	msg := "Every browser signed in as " + u.Name + " must sign in again. API tokens keep working; revoke them separately."
+	msg := "Every browser signed in as " + u.Name + " must sign in again, and every API token of " + u.Name + " is revoked."
 	if u.ID == CurrentUser(c).ID {
-		msg = "This includes the session you are using: you will be signed out here too."
+		msg = "This includes the session you are using: you will be signed out here too, and your API tokens are revoked."
 	}
 	return Render(c, http.StatusOK, views.ConfirmPage(NewPage(c, "Sign out everywhere", "users"), views.Confirm{
 		Title:   "Sign “" + u.Name + "” out everywhere?",
@@ -117,6 +117,6 @@ func (env *Env) SignOutUser(c echo.Context) error {
 		AddFlash(c, FlashSuccess, "You signed yourself out everywhere.")
 		return SeeOther(c, "/login")
 	}
-	AddFlash(c, FlashSuccess, "Signed “"+u.Name+"” out of "+plural(n, "session")+".")
+	AddFlash(c, FlashSuccess, "Signed “"+u.Name+"” out of "+plural(n, "session")+" and revoked their API tokens.")
 	return SeeOther(c, "/users")
 }

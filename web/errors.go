@@ -36,10 +36,14 @@ func errorHandler(env *handlers.Env) echo.HTTPErrorHandler {
 		}
 		status := handlers.StatusOf(err)
 		reqID := c.Response().Header().Get(echo.HeaderXRequestID)
-		if status >= 500 {
-			env.Logger().Error("request failed", "err", err, "method", c.Request().Method,
-				"path", c.Request().URL.Path, "request_id", reqID)
-		}
+		// Log what was sent: an API's renderer knows its own errors'
+		// statuses (a Placement 404 is not a server error).
+		defer func() {
+			if c.Response().Status >= 500 {
+				env.Logger().Error("request failed", "err", err, "method", c.Request().Method,
+					"path", c.Request().URL.Path, "request_id", reqID)
+			}
+		}()
 		if r := env.ErrorRendererFor(c.Request().URL.Path); r != nil {
 			if rerr := r(c, status, err); rerr == nil {
 				return

@@ -169,6 +169,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	db := dbFlag(fs)
 	demo := fs.Bool("demo", false, "load demo data into an empty database and create an admin user")
 	secure := fs.Bool("secure-cookies", false, "mark cookies Secure even over plain HTTP (behind a TLS proxy)")
+	proxies := fs.String("trusted-proxies", "", "CIDR ranges (comma-separated) of reverse proxies whose X-Forwarded-For names the client")
 	pos, err := flags(fs, args)
 	if err != nil {
 		return err
@@ -184,6 +185,10 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	}
 	if _, _, err := net.SplitHostPort(*addr); err != nil {
 		return badUsage("--addr %q: want HOST:PORT", *addr)
+	}
+	trusted, err := web.ParseTrustedProxies(*proxies)
+	if err != nil {
+		return badUsage("--trusted-proxies: %v", err)
 	}
 
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -225,7 +230,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	env := &handlers.Env{Store: st, Log: log}
-	e, err := web.New(env, web.Config{SecureCookies: *secure})
+	e, err := web.New(env, web.Config{SecureCookies: *secure, TrustedProxies: trusted})
 	if err != nil {
 		ln.Close()
 		return err

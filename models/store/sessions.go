@@ -278,6 +278,9 @@ func (s *Store) EndUserSessions(ctx context.Context, a Actor, userID int64) (int
 		if n, err = deleteUserSessions(tx, u.ID); err != nil {
 			return err
 		}
+		if err := t.revokeTokens(u, "signed out everywhere"); err != nil {
+			return err
+		}
 		return t.audit("sign-out-everywhere", "user", itoa(u.ID), u.Name, nil, map[string]any{"sessions_ended": n})
 	})
 	return int(n), mapErr(op, err)

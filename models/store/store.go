@@ -13,7 +13,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -100,6 +102,9 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		sqlDB.SetConnMaxIdleTime(time.Minute)
 		s.db, s.rdb, s.postgres = db, db, true
 	} else {
+		if err := createPrivate(dsn); err != nil {
+			return nil, models.Wrap(op, err)
+		}
 		w, err := gorm.Open(sqlite.Open(sqliteDSN(dsn, "immediate")), cfg)
 		if err != nil {
 			return nil, models.Wrap(op, fmt.Errorf("open sqlite %s: %w", dsn, err))
@@ -124,6 +129,25 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, models.Wrap(op, err)
 	}
 	return s, nil
+}
+
+// createPrivate creates a new SQLite file readable by its owner only: it
+// holds cookie keys and password hashes. SQLite gives the WAL and shared
+// memory files the database file's permissions. An existing file is left
+// as its owner set it.
+func createPrivate(dsn string) error {
+	path := strings.TrimPrefix(dsn, "file:")
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create sqlite %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 // sqliteDSN turns a path into a go-sqlite3 URI with the options corral relies

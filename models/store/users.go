@@ -98,8 +98,12 @@ func (s *Store) SetPassword(ctx context.Context, a Actor, name, password string)
 		if err := t.tx.Model(u).UpdateColumns(map[string]any{"password_hash": string(hash), "updated_at": t.now}).Error; err != nil {
 			return err
 		}
-		// Whoever knew the old password may hold a session: end them all.
+		// Whoever knew the old password may hold a session or have made a
+		// token with it: end them all.
 		if err := t.endSessions(u, "password changed"); err != nil {
+			return err
+		}
+		if err := t.revokeTokens(u, "password changed"); err != nil {
 			return err
 		}
 		// The hash itself never goes into the audit log.
@@ -314,6 +318,17 @@ func (s *Store) ListTokens(ctx context.Context, userID int64) ([]models.APIToken
 	}
 	err := q.Find(&out).Error
 	return out, mapErr("store.ListTokens", err)
+}
+
+// revokeTokens revokes every live API token of u inside the transaction
+// of a change that ends u's access (a password change, signing out
+// everywhere), and records how many in the audit log.
+func (t *txn) revokeTokens(u *models.User, reason string) error {
+	res := t.tx.Model(&models.APIToken{}).Where("user_id = ? AND revoked_at IS NULL", u.ID).UpdateColumn("revoked_at", t.now)
+	if res.Error != nil || res.RowsAffected == 0 {
+		return res.Error
+	}
+	return t.audit("revoke-tokens", "user", itoa(u.ID), u.Name, nil, map[string]any{"tokens_revoked": res.RowsAffected, "reason": reason})
 }
 
 // RevokeToken revokes a token; revoking it again changes nothing.

@@ -323,6 +323,9 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 				a.Members = append(a.Members, mu)
 			}
 		}
+		if d.Members != nil && a.Members == nil {
+			a.Members = []string{} // "members": [] empties; leaving it out keeps them in a merge
+		}
 		w.Aggregates = append(w.Aggregates, a)
 	}
 
@@ -442,6 +445,8 @@ func providerFrom(d providerDoc, p string, provs *refIndex, names map[string]boo
 	if traits == nil {
 		traits = []string{}
 	}
+	// Inventories and usages the document does not mention stay nil (an
+	// empty object is not nil), so that a merge import keeps them.
 	return Provider{UUID: u, Name: d.Name, Traits: traits, Inventories: d.Inventories, Usages: d.Usages}, nil
 }
 

@@ -169,7 +169,11 @@ func cloneWorld(w *models.World) *models.World {
 		c.Providers = append(c.Providers, *cloneProvider(&p))
 	}
 	for _, a := range w.Aggregates {
-		c.Aggregates = append(c.Aggregates, *cloneAggregate(&a))
+		cp := cloneAggregate(&a)
+		if a.Members == nil {
+			cp.Members = nil // not in the file: a merge keeps the current ones
+		}
+		c.Aggregates = append(c.Aggregates, *cp)
 	}
 	for _, f := range w.Flavors {
 		f.ExtraSpecs = maps.Clone(f.ExtraSpecs)
@@ -345,6 +349,9 @@ func mergeWorld(cur, in *models.World, replace bool) *models.World {
 	}
 	m.Providers = slices.Clone(in.Providers)
 	m.Aggregates = slices.Clone(in.Aggregates)
+	if !replace {
+		keepUnmentioned(cur, m)
+	}
 	m.Servers = slices.Clone(in.Servers)
 	m.ServerGroups = slices.Clone(in.ServerGroups)
 	m.Flavors = slices.Clone(in.Flavors)
@@ -399,6 +406,39 @@ func mergeWorld(cur, in *models.World, replace bool) *models.World {
 		}
 	}
 	return m
+}
+
+// keepUnmentioned merges field by field: an incoming provider or aggregate
+// that is already there keeps the inventories, usages and members the file
+// does not mention (nil after decoding; an empty list or object in the
+// file still empties them). Traits are always written by the decoder.
+func keepUnmentioned(cur, m *models.World) {
+	provs := make(map[string]*models.Provider, len(cur.Providers))
+	for i := range cur.Providers {
+		provs[cur.Providers[i].UUID] = &cur.Providers[i]
+	}
+	for i := range m.Providers {
+		p, old := &m.Providers[i], provs[m.Providers[i].UUID]
+		if old == nil {
+			continue
+		}
+		if p.Inventories == nil {
+			p.Inventories = maps.Clone(old.Inventories)
+		}
+		if p.Usages == nil {
+			p.Usages = maps.Clone(old.Usages)
+		}
+	}
+	aggs := make(map[string]*models.Aggregate, len(cur.Aggregates))
+	for i := range cur.Aggregates {
+		aggs[cur.Aggregates[i].UUID] = &cur.Aggregates[i]
+	}
+	for i := range m.Aggregates {
+		a, old := &m.Aggregates[i], aggs[m.Aggregates[i].UUID]
+		if old != nil && a.Members == nil {
+			a.Members = slices.Clone(old.Members)
+		}
+	}
 }
 
 // validateWorld checks a complete world: every field, every uniqueness and

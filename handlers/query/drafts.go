@@ -22,6 +22,8 @@ func registerDrafts(console *echo.Group, h *Handler, admin echo.MiddlewareFunc) 
 	console.POST("/drafts/:id/changes", h.AddChange, admin)
 	console.POST("/drafts/:id/changes/:n/delete", h.RemoveChange, admin)
 	console.POST("/drafts/:id/apply", h.ApplyDraft, admin)
+	console.GET("/drafts/:id/rebase", h.RebaseForm, admin)
+	console.POST("/drafts/:id/rebase", h.Rebase, admin)
 	console.POST("/drafts/:id/discard", h.DiscardDraft, admin)
 }
 

@@ -217,7 +217,7 @@ func (env *Env) ConfirmDeleteUser(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := deletable(c, u); err != nil {
+	if err = deletable(c, u); err != nil {
 		return env.refuseDelete(c, u, err)
 	}
 	toks, err := env.Store.ListTokens(c.Request().Context(), u.ID)
@@ -263,7 +263,7 @@ func (env *Env) DeleteUser(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := deletable(c, u); err != nil {
+	if err = deletable(c, u); err != nil {
 		return env.refuseDelete(c, u, err)
 	}
 	toks, err := env.Store.ListTokens(c.Request().Context(), u.ID)

@@ -68,13 +68,13 @@ func dryRunImport(ctx context.Context, cur, in *models.World, replace bool) (*mo
 	defer scratch.Close()
 	// A replace ignores the current objects, so only a merge needs them.
 	if !replace {
-		if err := scratch.ImportWorld(ctx, scratchActor, cur, true); err != nil {
+		if err = scratch.ImportWorld(ctx, scratchActor, cur, true); err != nil {
 			// The current world failing its own checks is the console's
 			// fault, not the file's: report it as internal.
 			return nil, &models.Error{Op: op, Kind: models.Internal, Msg: "copying the current world for the check failed", Err: err}
 		}
 	}
-	if err := scratch.ImportWorld(ctx, scratchActor, in, replace); err != nil {
+	if err = scratch.ImportWorld(ctx, scratchActor, in, replace); err != nil {
 		return nil, err
 	}
 	next, err := scratch.ExportWorld(ctx)

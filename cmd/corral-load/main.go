@@ -95,10 +95,10 @@ func load(ctx context.Context, o options, out io.Writer) error {
 	}
 	defer s.Close()
 	actor := store.Actor{Name: "corral-load", Via: "cli"}
-	if err := s.ImportWorld(ctx, actor, world, true); err != nil {
+	if err = s.ImportWorld(ctx, actor, world, true); err != nil {
 		return fmt.Errorf("import the generated cloud: %w", err)
 	}
-	if _, err := s.CreateUser(ctx, actor, "load", "load-password-1234", models.RoleReader, ""); err != nil {
+	if _, err = s.CreateUser(ctx, actor, "load", "load-password-1234", models.RoleReader, ""); err != nil {
 		return err
 	}
 	token, _, err := s.CreateToken(ctx, actor, "load", "load test")

@@ -174,7 +174,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := noArgs(pos); err != nil {
+	if err = noArgs(pos); err != nil {
 		return err
 	}
 	// The server keeps one large, long-lived snapshot of the world; with the
@@ -183,7 +183,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	if _, _, err := net.SplitHostPort(*addr); err != nil {
+	if _, _, err = net.SplitHostPort(*addr); err != nil {
 		return badUsage("--addr %q: want HOST:PORT", *addr)
 	}
 	trusted, err := web.ParseTrustedProxies(*proxies)
@@ -203,7 +203,8 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 
 	var notes []string
 	if *demo {
-		loaded, err := st.LoadDemo(ctx)
+		var loaded bool
+		loaded, err = st.LoadDemo(ctx)
 		if err != nil {
 			return err
 		}
@@ -220,7 +221,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	var password string
 	if users == 0 && *demo {
 		password = newPassword()
-		if _, err := st.CreateUser(ctx, cliActor(), "admin", password, models.RoleAdmin, ""); err != nil {
+		if _, err = st.CreateUser(ctx, cliActor(), "admin", password, models.RoleAdmin, ""); err != nil {
 			return err
 		}
 	}
@@ -341,7 +342,7 @@ func cmdUserCreate(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := noArgs(pos); err != nil {
+	if err = noArgs(pos); err != nil {
 		return err
 	}
 	if *name == "" {
@@ -375,7 +376,7 @@ func cmdUserPassword(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := noArgs(pos); err != nil {
+	if err = noArgs(pos); err != nil {
 		return err
 	}
 	if *name == "" {
@@ -411,7 +412,7 @@ func cmdToken(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := noArgs(pos); err != nil {
+	if err = noArgs(pos); err != nil {
 		return err
 	}
 	if *user == "" {
@@ -442,7 +443,7 @@ func cmdExport(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := noArgs(pos); err != nil {
+	if err = noArgs(pos); err != nil {
 		return err
 	}
 	st, err := openStore(*db)

@@ -103,7 +103,7 @@ func preview(data []byte) (*previewResult, error) {
 		return &previewResult{Trace: live}, nil
 	}
 	var changes []scheduling.Change
-	if err := models.DecodeStrict(doc.Changes, "changes", &changes); err != nil {
+	if err = models.DecodeStrict(doc.Changes, "changes", &changes); err != nil {
 		return nil, err
 	}
 	drafted, err := scheduling.ApplyChanges(world, changes)

@@ -273,7 +273,7 @@ func (api *API) updateAggregate(c echo.Context) error {
 	if f != nil {
 		return writeFault(c, f)
 	}
-	if f := aggregatePolicy("update", caller(c)); f != nil {
+	if f = aggregatePolicy("update", caller(c)); f != nil {
 		return writeFault(c, f)
 	}
 	a, f := api.loadAggregate(c, c.Param("id"))
@@ -396,11 +396,11 @@ func (api *API) addHost(c echo.Context, raw []byte) error {
 	if f != nil {
 		return writeFault(c, f)
 	}
-	if f := aggregatePolicy("add_host", caller(c)); f != nil {
+	if f = aggregatePolicy("add_host", caller(c)); f != nil {
 		return writeFault(c, f)
 	}
 	rawID := c.Param("id")
-	if _, f := aggregateID(rawID); f != nil {
+	if _, f = aggregateID(rawID); f != nil {
 		return writeFault(c, f)
 	}
 	ctx := c.Request().Context()
@@ -440,11 +440,11 @@ func (api *API) removeHost(c echo.Context, raw []byte) error {
 	if f != nil {
 		return writeFault(c, f)
 	}
-	if f := aggregatePolicy("remove_host", caller(c)); f != nil {
+	if f = aggregatePolicy("remove_host", caller(c)); f != nil {
 		return writeFault(c, f)
 	}
 	rawID := c.Param("id")
-	if _, f := aggregateID(rawID); f != nil {
+	if _, f = aggregateID(rawID); f != nil {
 		return writeFault(c, f)
 	}
 	ctx := c.Request().Context()
@@ -488,7 +488,7 @@ func (api *API) setMetadata(c echo.Context, raw []byte) error {
 	if f != nil {
 		return writeFault(c, f)
 	}
-	if f := aggregatePolicy("set_metadata", caller(c)); f != nil {
+	if f = aggregatePolicy("set_metadata", caller(c)); f != nil {
 		return writeFault(c, f)
 	}
 	rawID := c.Param("id")

@@ -39,7 +39,7 @@ type Int struct{ Lit string }
 type Float float64
 
 // errMalformed is what Nova answers for a body that is not JSON.
-var errMalformed = errors.New("Malformed request body")
+var errMalformed = errors.New("Malformed request body") //lint:ignore ST1005 Nova's exact message
 
 // DecodeOrdered parses one JSON document into nil, bool, string, Int, Float,
 // []any or *Object. Duplicate keys keep the last value, as Python does.

@@ -28,11 +28,10 @@ type keyword interface {
 // value, jsonschema's message, and whether a name format failed (Nova then
 // reports its own InvalidName text instead).
 type schemaError struct {
-	Path     []string
-	Value    any
-	Msg      string
-	BadName  string // non-empty: the reason of an InvalidName
-	subError bool
+	Path    []string
+	Value   any
+	Msg     string
+	BadName string // non-empty: the reason of an InvalidName
 }
 
 // Validate runs s on v and returns the first error, or nil.

@@ -236,15 +236,3 @@ func FormatServerGroup(v Version, g *models.ServerGroup) any {
 func groupNotFound(id string) *Fault {
 	return faultf(http.StatusNotFound, fmt.Sprintf("Instance group %s could not be found.", id))
 }
-
-// pageOf slices a list the way common.limited does.
-func pageOf[T any](items []T, offset, limit int) []T {
-	if offset >= len(items) {
-		return items[:0]
-	}
-	end := len(items)
-	if limit < end-offset {
-		end = offset + limit
-	}
-	return items[offset:end]
-}

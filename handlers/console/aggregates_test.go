@@ -324,7 +324,7 @@ func TestTenantTags(t *testing.T) {
 	}
 
 	// Remove.
-	page = c.follow(path, path+"/tenants/remove", url.Values{"value": {"acme-dev"}, "generation": {gen(cur.Generation)}})
+	c.follow(path, path+"/tenants/remove", url.Values{"value": {"acme-dev"}, "generation": {gen(cur.Generation)}})
 	if md := a.aggregate(agg.UUID).Metadata; md["filter_tenant_id2"] != "" || md["filter_tenant_id"] != "acme" {
 		t.Errorf("after remove %v", md)
 	}

@@ -282,7 +282,8 @@ func (h *Handler) GroupMembersAdd(c echo.Context) error {
 	}
 	var add, names []string
 	for _, ref := range refs {
-		s, err := h.findServer(c, ref, g.ProjectID)
+		var s *models.Server
+		s, err = h.findServer(c, ref, g.ProjectID)
 		if err != nil {
 			if !userError(err) {
 				return err

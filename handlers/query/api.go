@@ -59,7 +59,7 @@ func (h *Handler) APIPreview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := checkGroupRef(c, live, spec.ServerGroup); err != nil {
+	if err = checkGroupRef(c, live, spec.ServerGroup); err != nil {
 		return err
 	}
 	revText := []byte(strconv.FormatInt(rev, 10))
@@ -67,9 +67,9 @@ func (h *Handler) APIPreview(c echo.Context) error {
 	var answer []byte
 	if id == "" {
 		answer, err = h.answers.get(cacheKey(revText, nil, nil, body), func() ([]byte, error) {
-			tr, err := live.snap.Run(spec)
-			if err != nil {
-				return nil, err
+			tr, rerr := live.snap.Run(spec)
+			if rerr != nil {
+				return nil, rerr
 			}
 			return json.Marshal(tr)
 		})
@@ -81,18 +81,18 @@ func (h *Handler) APIPreview(c echo.Context) error {
 		}
 		version := []byte(strconv.FormatInt(d.Version, 10))
 		answer, err = h.answers.get(cacheKey(revText, []byte(d.ID), version, body), func() ([]byte, error) {
-			ds, err := h.draftWorld(ctx, d, live, rev)
-			if err != nil {
-				return nil, err
+			ds, derr := h.draftWorld(ctx, d, live, rev)
+			if derr != nil {
+				return nil, derr
 			}
-			tr, err := ds.st.snap.Run(spec)
-			if err != nil {
-				return nil, err
+			tr, rerr := ds.st.snap.Run(spec)
+			if rerr != nil {
+				return nil, rerr
 			}
 			resp := previewResponse{Trace: tr, Draft: &draftRef{ID: d.ID, Name: d.Name}}
 			// A request may name what only the draft has (an aggregate it
 			// creates); then there is nothing live to compare with.
-			if lt, err := live.snap.Run(spec); err == nil {
+			if lt, lerr := live.snap.Run(spec); lerr == nil {
 				diff := scheduling.DiffTraces(lt, tr)
 				resp.Diff = &diff
 			}

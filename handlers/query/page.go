@@ -30,7 +30,7 @@ func (h *Handler) Page(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := checkGroupRef(c, live, f.Group); err != nil {
+	if err = checkGroupRef(c, live, f.Group); err != nil {
 		return err
 	}
 	res, err := h.evaluate(ctx, &f, live, rev)
@@ -56,7 +56,7 @@ func (h *Handler) Preview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := checkGroupRef(c, live, f.Group); err != nil {
+	if err = checkGroupRef(c, live, f.Group); err != nil {
 		return err
 	}
 	res, err := h.evaluate(ctx, &f, live, rev)

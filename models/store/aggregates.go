@@ -462,13 +462,13 @@ func (t *txn) updateAggregate(aggUUID string, generation int64, fn func(*models.
 	before := cloneAggregate(cur)
 	next := cloneAggregate(cur)
 	if fn != nil {
-		if err := fn(next); err != nil {
+		if err = fn(next); err != nil {
 			return nil, err
 		}
 	}
 	// Identity and bookkeeping are not the caller's to change.
 	next.ID, next.UUID, next.CreatedAt = cur.ID, cur.UUID, cur.CreatedAt
-	if err := validateAggregate(next); err != nil {
+	if err = validateAggregate(next); err != nil {
 		return nil, err
 	}
 	syncAZ(before, next)

@@ -169,9 +169,9 @@ func (s *Store) SetDraftChanges(ctx context.Context, a Actor, id string, version
 	touches := TouchesOf(changes)
 	var out *Draft
 	err = s.draftWrite(ctx, a, func(t *txn) error {
-		d, err := findDraft(t.tx, id)
-		if err != nil {
-			return err
+		d, ferr := findDraft(t.tx, id)
+		if ferr != nil {
+			return ferr
 		}
 		if d.Version != version {
 			return models.E(models.Conflict, "version", "draft %s was changed by someone else — reload", d.Name)
@@ -181,8 +181,8 @@ func (s *Store) SetDraftChanges(ctx context.Context, a Actor, id string, version
 		// rest: a removed change must not keep the draft stale.
 		gens := map[string]int64{}
 		for _, tc := range touches {
-			if err := keepTouch(t.tx, d.Generations, gens, tc); err != nil {
-				return err
+			if kerr := keepTouch(t.tx, d.Generations, gens, tc); kerr != nil {
+				return kerr
 			}
 		}
 		next := *d

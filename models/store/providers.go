@@ -473,7 +473,8 @@ func (s *Store) DeleteProvider(ctx context.Context, a Actor, provUUID string, ge
 			return staleErr("resource provider", cur.Name)
 		}
 		if cur.IsHost() {
-			hosted, err := t.serversOn(cur.Name)
+			var hosted []string
+			hosted, err = t.serversOn(cur.Name)
 			if err != nil {
 				return err
 			}
@@ -482,7 +483,7 @@ func (s *Store) DeleteProvider(ctx context.Context, a Actor, provUUID string, ge
 			}
 		}
 		var kids []string
-		if err := t.tx.Model(&models.Provider{}).Where("parent_uuid = ?", cur.UUID).Order("name").Limit(5).Pluck("name", &kids).Error; err != nil {
+		if err = t.tx.Model(&models.Provider{}).Where("parent_uuid = ?", cur.UUID).Order("name").Limit(5).Pluck("name", &kids).Error; err != nil {
 			return err
 		}
 		if len(kids) > 0 {
@@ -553,7 +554,7 @@ func (s *Store) SetProviderAggregates(ctx context.Context, a Actor, provUUID str
 		}
 		want := slices.Clone(aggUUIDs)
 		for _, u := range want {
-			if _, err := uuid.Parse(u); err != nil {
+			if _, err = uuid.Parse(u); err != nil {
 				return models.E(models.Invalid, "aggregates", "%q is not a uuid", u)
 			}
 		}

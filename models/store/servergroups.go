@@ -217,7 +217,7 @@ func (s *Store) CreateServerGroup(ctx context.Context, a Actor, g *models.Server
 		}
 		if limit >= 0 {
 			var n int64
-			if err := t.tx.Model(&models.ServerGroup{}).Where("project_id = ?", g.ProjectID).Count(&n).Error; err != nil {
+			if err = t.tx.Model(&models.ServerGroup{}).Where("project_id = ?", g.ProjectID).Count(&n).Error; err != nil {
 				return err
 			}
 			if int(n)+1 > limit {
@@ -265,13 +265,13 @@ func (s *Store) UpdateServerGroup(ctx context.Context, a Actor, id string, gener
 		next.Rules = maps.Clone(cur.Rules)
 		next.Members = slices.Clone(cur.Members)
 		if fn != nil {
-			if err := fn(&next); err != nil {
+			if err = fn(&next); err != nil {
 				return err
 			}
 		}
 		next.UUID, next.CreatedAt = cur.UUID, cur.CreatedAt
 		normaliseGroup(&next)
-		if err := validateGroup(&next); err != nil {
+		if err = validateGroup(&next); err != nil {
 			return err
 		}
 		if next.Members, err = t.checkMembers(cur.UUID, next.Members); err != nil {

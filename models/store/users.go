@@ -59,14 +59,14 @@ func (s *Store) CreateUser(ctx context.Context, a Actor, name, password, role, p
 	u := &models.User{Name: name, PasswordHash: string(hash), Role: role, ProjectID: project}
 	err = s.write(ctx, a, "store.CreateUser", func(t *txn) error {
 		var n int64
-		if err := t.tx.Model(&models.User{}).Where("name = ?", name).Count(&n).Error; err != nil {
+		if err = t.tx.Model(&models.User{}).Where("name = ?", name).Count(&n).Error; err != nil {
 			return err
 		}
 		if n > 0 {
 			return models.E(models.Conflict, "name", "a user named %q already exists", name)
 		}
 		u.CreatedAt, u.UpdatedAt = t.now, t.now
-		if err := t.tx.Create(u).Error; err != nil {
+		if err = t.tx.Create(u).Error; err != nil {
 			return err
 		}
 		return t.audit("create", "user", itoa(u.ID), u.Name, nil, u)
@@ -372,7 +372,7 @@ func (s *Store) SessionKeys(ctx context.Context) ([][]byte, error) {
 		row.ID = 1
 		// Two replicas starting at once both try id 1; one insert wins and
 		// both read the winner's keys back.
-		if err := s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(row).Error; err != nil {
+		if err = s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(row).Error; err != nil {
 			return nil, mapErr(op, err)
 		}
 		if rows, err = s.sessionKeyRows(ctx); err != nil {

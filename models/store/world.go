@@ -51,11 +51,11 @@ func loadWorld(tx *gorm.DB) (*models.World, error) {
 	if w.Providers, err = scanProviders(tx); err != nil {
 		return nil, err
 	}
-	if err := tx.Order("id").Find(&w.Aggregates).Error; err != nil {
+	if err = tx.Order("id").Find(&w.Aggregates).Error; err != nil {
 		return nil, err
 	}
 	var members []models.AggregateMember
-	if err := tx.Order("aggregate_uuid, provider_uuid").Find(&members).Error; err != nil {
+	if err = tx.Order("aggregate_uuid, provider_uuid").Find(&members).Error; err != nil {
 		return nil, err
 	}
 	idx := make(map[string]int, len(w.Aggregates))
@@ -68,16 +68,16 @@ func loadWorld(tx *gorm.DB) (*models.World, error) {
 			w.Aggregates[i].Members = append(w.Aggregates[i].Members, m.ProviderUUID)
 		}
 	}
-	if err := tx.Order("name, id").Find(&w.Flavors).Error; err != nil {
+	if err = tx.Order("name, id").Find(&w.Flavors).Error; err != nil {
 		return nil, err
 	}
 	for i := range w.Flavors {
 		normaliseFlavor(&w.Flavors[i])
 	}
-	if err := tx.Order("name, uuid").Find(&w.Servers).Error; err != nil {
+	if err = tx.Order("name, uuid").Find(&w.Servers).Error; err != nil {
 		return nil, err
 	}
-	if err := tx.Order("created_at, uuid").Find(&w.ServerGroups).Error; err != nil {
+	if err = tx.Order("created_at, uuid").Find(&w.ServerGroups).Error; err != nil {
 		return nil, err
 	}
 	for i := range w.ServerGroups {

@@ -65,10 +65,10 @@ func Start(t testing.TB) *App {
 		t.Fatalf("webtest: open store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if _, err := st.LoadDemo(ctx); err != nil {
+	if _, err = st.LoadDemo(ctx); err != nil {
 		t.Fatalf("webtest: load demo data: %v", err)
 	}
-	if _, err := st.CreateUser(ctx, store.Actor{Name: "webtest", Via: "cli"}, AdminName, AdminPassword, models.RoleAdmin, ""); err != nil {
+	if _, err = st.CreateUser(ctx, store.Actor{Name: "webtest", Via: "cli"}, AdminName, AdminPassword, models.RoleAdmin, ""); err != nil {
 		t.Fatalf("webtest: create admin: %v", err)
 	}
 	var logOut io.Writer = io.Discard

@@ -39,8 +39,10 @@ bench:
 	go test -run '^$$' -bench . -benchmem -timeout 60m ./...
 	go run ./cmd/corral-load
 
+# Without the version comment, which would sit above `package` and become
+# every views package's doc.
 generate:
-	go tool templ generate
+	go tool templ generate -include-version=false
 
 # lint: gofmt, go vet, staticcheck, shadowed declarations (outside generated
 # views and tests), a tidy go.mod, and generated views that match their

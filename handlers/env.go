@@ -1,11 +1,14 @@
-// Package handlers holds the HTTP side of corral: the Env every handler
-// package shares, authentication (console sessions and API tokens), the
-// role checks, the one table from error kinds to HTTP statuses, and the
-// console pages for signing in, the dashboard, API tokens, users and the
-// audit log. Subpackages (compute, placement, …) build on the same Env.
+// Package handlers is the kernel of corral's HTTP side, shared by every
+// handler package: the Env (store, logger, clock, sessions), authentication
+// (console sessions and API tokens), role checks, the one table from error
+// kinds to HTTP statuses behind StatusOf, rendering, flashes and form
+// helpers. It knows no views: the JSON APIs (compute, placementapi) build on
+// it without depending on templates. The page packages (account, console,
+// query, world) add views, through layout for the page frame.
 package handlers
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -16,7 +19,6 @@ import (
 
 	"corral/models"
 	"corral/models/store"
-	"corral/views"
 )
 
 // Env is what every handler needs: the store, a logger, a clock and the
@@ -32,7 +34,6 @@ type Env struct {
 
 	mu        sync.RWMutex
 	renderers []prefixRenderer
-	counts    countCache
 }
 
 // ErrorRenderer writes the response for a failed request under a URL prefix
@@ -77,8 +78,8 @@ func underPrefix(path, prefix string) bool {
 	return path == prefix || strings.HasPrefix(path, prefix+"/")
 }
 
-// now is Env.Now, or the wall clock when unset.
-func (env *Env) now() time.Time {
+// CurrentTime is Env.Now(), or the wall clock when Now is unset.
+func (env *Env) CurrentTime() time.Time {
 	if env.Now != nil {
 		return env.Now()
 	}
@@ -93,8 +94,9 @@ func (env *Env) Logger() *slog.Logger {
 	return slog.Default()
 }
 
-// KindStatus is the one table from error kinds to HTTP statuses.
-var KindStatus = map[models.Kind]int{
+// kindStatus is the one table from error kinds to HTTP statuses; StatusOf
+// is its only reader.
+var kindStatus = map[models.Kind]int{
 	models.Internal:      http.StatusInternalServerError,
 	models.Invalid:       http.StatusBadRequest,
 	models.NotFound:      http.StatusNotFound,
@@ -105,16 +107,33 @@ var KindStatus = map[models.Kind]int{
 	models.OverQuota:     http.StatusForbidden,
 }
 
-// StatusOf maps err to its HTTP status: an echo.HTTPError keeps its code, a
-// corral error goes through KindStatus, anything else is a 500.
+// StatusOf maps err to its HTTP status: a corral error of a known kind goes
+// through the kind table, an echo.HTTPError (even wrapped, as models.Wrap
+// does) keeps its code, anything else is a 500.
 func StatusOf(err error) int {
-	if he, ok := err.(*echo.HTTPError); ok {
+	if k := models.KindOf(err); k != models.Internal {
+		if s, ok := kindStatus[k]; ok {
+			return s
+		}
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
 		return he.Code
 	}
-	if s, ok := KindStatus[models.KindOf(err)]; ok {
-		return s
-	}
 	return http.StatusInternalServerError
+}
+
+// KindForStatus names the kind of failure a status stands for, for errors
+// that carry only a status (echo's own 404 and 405, for instance). ok is
+// false for a status no kind maps to. A 403 is Forbidden, not OverQuota.
+func KindForStatus(status int) (k models.Kind, ok bool) {
+	for _, k := range []models.Kind{models.Invalid, models.Unauthorized, models.Forbidden, models.NotFound,
+		models.NotAcceptable, models.Conflict, models.Internal} {
+		if kindStatus[k] == status {
+			return k, true
+		}
+	}
+	return models.Internal, false
 }
 
 // Context keys under which the middleware leaves what it learned.
@@ -154,12 +173,14 @@ func TokenAuthenticated(c echo.Context) bool { return CurrentToken(c) != nil }
 func Actor(c echo.Context) store.Actor {
 	u := CurrentUser(c)
 	if u == nil {
-		return store.Actor{Name: "anonymous", Via: via(c)}
+		return store.Actor{Name: "anonymous", Via: Via(c)}
 	}
-	return store.Actor{Name: u.Name, Via: via(c), ProjectID: u.ProjectID, Role: u.Role}
+	return store.Actor{Name: u.Name, Via: Via(c), ProjectID: u.ProjectID, Role: u.Role}
 }
 
-func via(c echo.Context) string {
+// Via names the interface the request came through, for the audit log:
+// console, api, compute-api or placement-api.
+func Via(c echo.Context) string {
 	if v, ok := c.Get(ctxVia).(string); ok && v != "" {
 		return v
 	}
@@ -179,9 +200,9 @@ func viaForPath(path string) string {
 
 // HasRole reports whether the current user holds at least role
 // (admin > member > reader).
-func HasRole(c echo.Context, role string) bool {
+func HasRole(c echo.Context, role models.Role) bool {
 	u := CurrentUser(c)
-	return u != nil && views.RoleAtLeast(u.Role, role)
+	return u != nil && u.Role.AtLeast(role)
 }
 
 // IsAPI reports whether a request is for a machine client (the JSON API,
@@ -211,7 +232,7 @@ func RequireLogin(next echo.HandlerFunc) echo.HandlerFunc {
 
 // RequireRole lets through users holding at least role; others get a 403
 // (and anonymous requests are treated as by RequireLogin).
-func RequireRole(role string) echo.MiddlewareFunc {
+func RequireRole(role models.Role) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return RequireLogin(func(c echo.Context) error {
 			if !HasRole(c, role) {

@@ -4,16 +4,20 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
-
-	"corral/views"
 )
 
-// Flash kinds, one per outcome.
+// Flash kinds, one per outcome. views styles them by these names.
 const (
-	FlashSuccess = views.FlashSuccess
-	FlashWarning = views.FlashWarning
-	FlashError   = views.FlashError
+	FlashSuccess = "success"
+	FlashWarning = "warning"
+	FlashError   = "error"
 )
+
+// Flash is a one-time message for the top of the next page.
+type Flash struct {
+	Kind string // FlashSuccess, FlashWarning or FlashError
+	Msg  string
+}
 
 // AddFlash queues a message for the next page this browser sees (after a
 // redirect, typically). kind is FlashSuccess, FlashWarning or FlashError.
@@ -27,7 +31,7 @@ func AddFlash(c echo.Context, kind, msg string) {
 }
 
 // Flashes takes the queued messages; each is shown once.
-func Flashes(c echo.Context) []views.Flash {
+func Flashes(c echo.Context) []Flash {
 	st := session(c)
 	if st == nil {
 		return nil
@@ -37,7 +41,7 @@ func Flashes(c echo.Context) []views.Flash {
 		return nil
 	}
 	st.dirty = true
-	out := make([]views.Flash, 0, len(raw))
+	out := make([]Flash, 0, len(raw))
 	for _, r := range raw {
 		s, ok := r.(string)
 		if !ok {
@@ -47,7 +51,7 @@ func Flashes(c echo.Context) []views.Flash {
 		if !ok {
 			kind, msg = FlashSuccess, s
 		}
-		out = append(out, views.Flash{Kind: kind, Msg: msg})
+		out = append(out, Flash{Kind: kind, Msg: msg})
 	}
 	return out
 }

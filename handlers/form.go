@@ -9,7 +9,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/models"
-	"corral/views"
 )
 
 // CSRFToken is the token console forms must send back (in the _csrf field,
@@ -17,18 +16,6 @@ import (
 func CSRFToken(c echo.Context) string {
 	t, _ := c.Get(ctxCSRF).(string)
 	return t
-}
-
-// NewPage is the layout state of a console page: its title, its key in the
-// navigation, the user, the CSRF token and the flashes waiting to be shown.
-func NewPage(c echo.Context, title, active string) views.Page {
-	return views.Page{
-		Title:   title,
-		Active:  active,
-		User:    CurrentUser(c),
-		CSRF:    CSRFToken(c),
-		Flashes: Flashes(c),
-	}
 }
 
 // Render writes a templ component as the response with the given status.

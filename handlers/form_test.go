@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -91,9 +92,23 @@ func TestStatusOf(t *testing.T) {
 	if got := StatusOf(errors.New("plain")); got != http.StatusInternalServerError {
 		t.Errorf("plain error status = %d", got)
 	}
+	wrapped := models.Wrap("test", fmt.Errorf("wrapped: %w", echo.NewHTTPError(http.StatusTooManyRequests, "x")))
+	if got := StatusOf(wrapped); got != http.StatusTooManyRequests {
+		t.Errorf("wrapped HTTPError status = %d", got)
+	}
 	for k := models.Internal; k <= models.OverQuota; k++ {
-		if _, ok := KindStatus[k]; !ok {
+		s, ok := kindStatus[k]
+		if !ok {
 			t.Errorf("kind %s has no status", k)
+		}
+		if got := StatusOf(models.Wrap("test", &models.Error{Kind: k, Msg: "m"})); got != s {
+			t.Errorf("StatusOf(%s) = %d, want %d", k, got, s)
+		}
+		if k == models.OverQuota {
+			continue
+		}
+		if back, ok := KindForStatus(s); !ok || back != k {
+			t.Errorf("KindForStatus(%d) = %s, %v; want %s", s, back, ok, k)
 		}
 	}
 }

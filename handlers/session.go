@@ -248,8 +248,8 @@ func CurrentSession(c echo.Context) *store.Session {
 	return st.row
 }
 
-// currentSID is the plain id of CurrentSession, or "".
-func currentSID(c echo.Context) string {
+// CurrentSID is the plain id of CurrentSession, or "".
+func CurrentSID(c echo.Context) string {
 	if CurrentSession(c) == nil {
 		return ""
 	}

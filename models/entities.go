@@ -2,8 +2,9 @@ package models
 
 import "time"
 
-// The entities below are plain structs. Their gorm tags describe the tables
-// that models/store migrates; nothing here imports gorm.
+// The entities below are plain structs. Their gorm tags describe the columns
+// models/store reads and writes (its SQL migrations create the tables);
+// nothing here imports gorm.
 
 // Inventory is one resource class's capacity on a provider (Placement's shape).
 type Inventory struct {
@@ -149,22 +150,47 @@ func (g *ServerGroup) MaxServerPerHost() int {
 	return 1
 }
 
+// Role is what a user may do, in the console and through API tokens alike.
+// Roles nest as Keystone's default roles do: an admin may do everything a
+// member may, and a member everything a reader may.
+type Role string
+
 // Roles, from most to least privileged.
 const (
-	RoleAdmin  = "admin"
-	RoleMember = "member"
-	RoleReader = "reader"
+	RoleAdmin  Role = "admin"
+	RoleMember Role = "member"
+	RoleReader Role = "reader"
 )
 
-// ValidRole reports whether r is one of the three roles.
-func ValidRole(r string) bool { return r == RoleAdmin || r == RoleMember || r == RoleReader }
+// Valid reports whether r is one of the three roles.
+func (r Role) Valid() bool { return r.rank() > 0 }
+
+// AtLeast reports whether r is at least as privileged as min. An unknown
+// role is at least nothing, so that a corrupted row never grants access.
+func (r Role) AtLeast(min Role) bool {
+	n := r.rank()
+	return n > 0 && n >= min.rank()
+}
+
+// rank orders the roles: admin > member > reader; unknown roles rank 0.
+func (r Role) rank() int {
+	switch r {
+	case RoleAdmin:
+		return 3
+	case RoleMember:
+		return 2
+	case RoleReader:
+		return 1
+	}
+	return 0
+}
 
 // User signs in to the console and owns API tokens.
 type User struct {
 	ID           int64     `gorm:"primaryKey;autoIncrement" json:"id"`
 	Name         string    `gorm:"uniqueIndex;size:255;not null" json:"name"`
 	PasswordHash string    `gorm:"size:255;not null" json:"-"`
-	Role         string    `gorm:"size:16;not null" json:"role"`
+	Role         Role      `gorm:"size:16;not null" json:"role"`
 	ProjectID    string    `gorm:"size:255" json:"project_id"`
 	CreatedAt    time.Time `json:"created_at"`
 	UpdatedAt    time.Time `json:"updated_at"`
@@ -192,10 +218,6 @@ type AuditEvent struct {
 	ObjectType string    `gorm:"size:64;index" json:"object_type"`
 	ObjectID   string    `gorm:"size:255;index" json:"object_id"`
 	ObjectName string    `gorm:"size:255" json:"object_name"`
-	// ProjectID is the project the object belongs to (a server group, a
-	// server, a quota), empty for cloud-wide objects: what a non-admin
-	// may see of the log.
-	ProjectID string `gorm:"size:255;index" json:"project_id,omitempty"`
 	Before    string `gorm:"type:text" json:"before"`
 	After     string `gorm:"type:text" json:"after"`
 }

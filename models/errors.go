@@ -3,11 +3,12 @@ package models
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 )
 
-// Kind classifies an error so that one table (in web/) can map it to an HTTP
-// status, a CLI exit code or a page message. The zero Kind is Internal.
+// Kind classifies an error so that one table (handlers.StatusOf) can map it
+// to an HTTP status, and the CLI to an exit code. The zero Kind is Internal.
 type Kind uint8
 
 const (
@@ -44,6 +45,10 @@ func (k Kind) String() string {
 // Error is corral's error: what was attempted (Op), which input field was at
 // fault (Field, may be empty), what kind of failure it is, and a message a
 // person can act on. Err keeps the underlying cause, if any.
+//
+// Error() is what a person is shown: "field: message", never the Op or a
+// cause the message already explains. Logs use Detail, which adds both:
+// "op: field: message: cause".
 type Error struct {
 	Op    string
 	Kind  Kind
@@ -69,6 +74,58 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// Detail is the error for a log: "op: field: message: cause", leaving out
+// the parts that are empty.
+func (e *Error) Detail() string {
+	var b strings.Builder
+	if e.Op != "" {
+		b.WriteString(e.Op)
+		b.WriteString(": ")
+	}
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	switch {
+	case e.Msg != "" && e.Err != nil:
+		b.WriteString(e.Msg)
+		b.WriteString(": ")
+		b.WriteString(Detail(e.Err))
+	case e.Msg != "":
+		b.WriteString(e.Msg)
+	case e.Err != nil:
+		b.WriteString(Detail(e.Err))
+	default:
+		b.WriteString(e.Kind.String())
+	}
+	return b.String()
+}
+
+// LogValue makes slog print Detail for an *Error logged as a value.
+func (e *Error) LogValue() slog.Value { return slog.StringValue(e.Detail()) }
+
+// Detail is err for a log: a corral error's Detail, with the text of any
+// errors wrapping it in front; other errors as Error() has them.
+func Detail(err error) string {
+	if err == nil {
+		return ""
+	}
+	var ce *Error
+	if !errors.As(err, &ce) {
+		return err.Error()
+	}
+	if e, ok := err.(*Error); ok {
+		return e.Detail()
+	}
+	// Something wraps the corral error: keep its words, with the corral
+	// error's own in detail.
+	outer, inner := err.Error(), ce.Error()
+	if prefix, ok := strings.CutSuffix(outer, inner); ok {
+		return prefix + ce.Detail()
+	}
+	return outer + " (" + ce.Detail() + ")"
+}
 
 // E builds an Error of the given kind. Use Errorf-style formatting for Msg.
 func E(kind Kind, field, format string, args ...any) *Error {

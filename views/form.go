@@ -121,3 +121,10 @@ type Confirm struct {
 	Cancel  string // where "Cancel" leads
 	Button  string // the confirming button's label, e.g. "Revoke token"
 }
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}

@@ -1,7 +1,8 @@
-// Package views holds the console's templ components: the layout, the form,
-// flash, pagination and confirmation building blocks, and the pages of the
-// sign-in, dashboard, token, user and audit screens. Views only render what
-// they are given; handlers decide what that is.
+// Package views holds the console's shared templ components: the layout,
+// the form, flash, pagination, confirmation and error building blocks, and
+// the query and draft pages. The pages of other areas live in subpackages
+// (account, console, world) beside the handler packages that fill them.
+// Views only render what they are given; handlers decide what that is.
 //
 // Elements that tests look for carry a data-testid attribute, so that tests
 // survive changes of wording and markup.
@@ -48,8 +49,8 @@ type Page struct {
 // NavItem is one entry of the side navigation.
 type NavItem struct {
 	Key, Label, Href string
-	Group            string // a heading shown above this item, if any
-	Role             string // the least role that sees the item; "" for all
+	Group            string      // a heading shown above this item, if any
+	Role             models.Role // the least role that sees the item; "" for all
 }
 
 // Nav lists the console's pages in navigation order. Pages are added by
@@ -76,30 +77,11 @@ func navItems(u *models.User) []NavItem {
 	}
 	out := make([]NavItem, 0, len(Nav))
 	for _, it := range Nav {
-		if it.Role == "" || RoleAtLeast(u.Role, it.Role) {
+		if it.Role == "" || u.Role.AtLeast(it.Role) {
 			out = append(out, it)
 		}
 	}
 	return out
-}
-
-// RoleRank orders roles: admin > member > reader; unknown roles rank 0.
-func RoleRank(role string) int {
-	switch role {
-	case models.RoleAdmin:
-		return 3
-	case models.RoleMember:
-		return 2
-	case models.RoleReader:
-		return 1
-	}
-	return 0
-}
-
-// RoleAtLeast reports whether role is at least as privileged as min.
-func RoleAtLeast(role, min string) bool {
-	r := RoleRank(role)
-	return r > 0 && r >= RoleRank(min)
 }
 
 // htmxConfig keeps htmx inside the Content-Security-Policy: no inline

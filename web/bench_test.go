@@ -36,9 +36,9 @@ func BenchmarkTokenWhoAmI(b *testing.B) {
 // cookie decoding plus the one indexed lookup of the session and its user.
 func BenchmarkSessionWhoAmI(b *testing.B) {
 	a := newApp(b)
-	c := a.client()
-	c.login("alice")
-	ck := c.cookie("corral_session")
+	c := a.Client(b)
+	login(c, "alice")
+	ck := c.Cookie("corral_session")
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/world"
 	"corral/models"
 )
 
@@ -27,7 +28,7 @@ import (
 const (
 	anonymousBodyLimit = 64 << 10
 	defaultBodyLimit   = 2 << 20
-	worldBodyLimit     = handlers.MaxWorldUpload + 1<<20
+	worldBodyLimit     = world.MaxWorldUpload + 1<<20
 )
 
 // Value limits, in bytes: a path segment or query value, a form value, a

@@ -19,8 +19,8 @@ import (
 func TestHostileBytesAre400s(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, st *store.Store) {
 		w := newZoneWorld(t, st)
-		admin := w.a.client()
-		admin.login("alice")
+		admin := w.a.Client(t)
+		login(admin, "alice")
 		long := strings.Repeat("x", 200_000)
 		search := strings.Repeat("y", 50_001)
 		check := func(what string, r *response, field string) {
@@ -32,14 +32,14 @@ func TestHostileBytesAre400s(t *testing.T) {
 		check("compute path NUL", w.api(http.MethodGet, "/compute/v2.1/os-server-groups/%00", "", "OpenStack-API-Version", "compute 2.64"), "path parameter id")
 		check("compute path bad UTF-8", w.api(http.MethodGet, "/compute/v2.1/os-aggregates/%ff", ""), "path")
 		check("impact path NUL", w.api(http.MethodGet, "/api/drafts/%00/impact", ""), "path parameter id")
-		check("console path NUL", admin.get("/aggregates/%00"), "path parameter id")
-		check("query NUL", admin.get("/providers?q=a%00b"), "query parameter q")
-		check("query bad UTF-8", admin.get("/aggregates?q=%ff%fe"), "query parameter q")
-		check("long search", admin.get("/providers?q="+search), "query parameter q")
+		check("console path NUL", admin.Get("/aggregates/%00"), "path parameter id")
+		check("query NUL", admin.Get("/providers?q=a%00b"), "query parameter q")
+		check("query bad UTF-8", admin.Get("/aggregates?q=%ff%fe"), "query parameter q")
+		check("long search", admin.Get("/providers?q="+search), "query parameter q")
 		check("placement query NUL", w.api(http.MethodGet, "/placement/resource_providers?name=a%00", "", "OpenStack-API-Version", "placement 1.39"), "query parameter name")
-		check("form NUL", admin.submit("/tokens", "/tokens", url.Values{"name": {"ci\x00"}}), "form field name")
-		check("form bad UTF-8", admin.submit("/tokens", "/tokens", url.Values{"name": {"ci\xff"}}), "form field name")
-		check("long token name", admin.submit("/tokens", "/tokens", url.Values{"name": {long}}), "255")
+		check("form NUL", admin.Submit("/tokens", "/tokens", url.Values{"name": {"ci\x00"}}), "form field name")
+		check("form bad UTF-8", admin.Submit("/tokens", "/tokens", url.Values{"name": {"ci\xff"}}), "form field name")
+		check("long token name", admin.Submit("/tokens", "/tokens", url.Values{"name": {long}}), "255")
 		check("JSON NUL", w.api(http.MethodPost, "/placement/resource_providers", `{"name": "a\u0000b"}`, "OpenStack-API-Version", "placement 1.39"), "name")
 		check("JSON bad UTF-8", w.api(http.MethodPost, "/compute/v2.1/os-aggregates", "{\"aggregate\": {\"name\": \"a\xffb\"}}"), "body")
 		check("JSON nested NUL", w.api(http.MethodPost, "/compute/v2.1/os-server-groups", `{"server_group": {"name": "g\u0000", "policy": "affinity"}}`, "OpenStack-API-Version", "compute 2.64"), "server_group.name")
@@ -68,7 +68,7 @@ func TestHostileBytesAre400s(t *testing.T) {
 func TestAnonymousBodyIsBoundedBeforeParsing(t *testing.T) {
 	a := newApp(t)
 	var read countingReader
-	req, _ := http.NewRequest(http.MethodPost, a.Srv.URL+"/login", &read)
+	req, _ := http.NewRequest(http.MethodPost, a.URL+"/login", &read)
 	req.ContentLength = 50 << 20
 	req.Header.Set("Content-Type", "multipart/form-data; boundary=xyz")
 	resp, err := http.DefaultClient.Do(req)
@@ -84,7 +84,7 @@ func TestAnonymousBodyIsBoundedBeforeParsing(t *testing.T) {
 	}
 
 	chunked := &countingReader{limit: 50 << 20}
-	req, _ = http.NewRequest(http.MethodPost, a.Srv.URL+"/login", chunked)
+	req, _ = http.NewRequest(http.MethodPost, a.URL+"/login", chunked)
 	req.ContentLength = -1
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, err = http.DefaultClient.Do(req)

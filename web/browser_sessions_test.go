@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -18,9 +17,9 @@ func TestBrowserSignsOutAnotherSession(t *testing.T) {
 	app := webtest.Start(t)
 	b := webtest.NewBrowser(t, app)
 	// The other browser: the test client, pointed at the same server.
-	other := (&testApp{t: t, Store: app.Store, Srv: &httptest.Server{URL: app.URL}}).client()
-	r := other.submit("/login", "/login", map[string][]string{"name": {app.AdminName}, "password": {app.AdminPassword}})
-	if r.StatusCode != 303 || !other.signedIn() {
+	other := app.Client(t)
+	r := other.Submit("/login", "/login", map[string][]string{"name": {app.AdminName}, "password": {app.AdminPassword}})
+	if r.StatusCode != 303 || !signedIn(other) {
 		t.Fatalf("the HTTP client could not sign in: status %d", r.StatusCode)
 	}
 	if err := b.Login(b.Ctx); err != nil {
@@ -46,7 +45,7 @@ func TestBrowserSignsOutAnotherSession(t *testing.T) {
 	default:
 		t.Error("no confirm dialog before signing the session out")
 	}
-	if other.signedIn() {
+	if signedIn(other) {
 		t.Error("the session signed out from the browser still works")
 	}
 	admin, err := app.Store.UserByName(b.Ctx, app.AdminName)

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/layout"
 	"corral/models"
 	"corral/views"
 )
@@ -40,7 +41,7 @@ func errorHandler(env *handlers.Env) echo.HTTPErrorHandler {
 		// statuses (a Placement 404 is not a server error).
 		defer func() {
 			if c.Response().Status >= 500 {
-				env.Logger().Error("request failed", "err", err, "method", c.Request().Method,
+				env.Logger().Error("request failed", "err", models.Detail(err), "method", c.Request().Method,
 					"path", c.Request().URL.Path, "request_id", reqID)
 			}
 		}()
@@ -65,7 +66,7 @@ func errorHandler(env *handlers.Env) echo.HTTPErrorHandler {
 		case handlers.IsHTMX(c):
 			werr = handlers.Render(c, status, views.ErrorFragment(errorProps(body)))
 		default:
-			page := handlers.NewPage(c, errorTitle(status), "")
+			page := layout.Page(c, errorTitle(status), "")
 			werr = handlers.Render(c, status, views.ErrorPage(page, errorProps(body)))
 		}
 		if werr != nil {
@@ -118,10 +119,8 @@ func kindName(status int, err error) string {
 	if errors.As(err, &ce) {
 		return strings.ReplaceAll(ce.Kind.String(), " ", "_")
 	}
-	for k, s := range handlers.KindStatus {
-		if s == status && k != models.OverQuota {
-			return strings.ReplaceAll(k.String(), " ", "_")
-		}
+	if k, ok := handlers.KindForStatus(status); ok {
+		return strings.ReplaceAll(k.String(), " ", "_")
 	}
 	return strings.ReplaceAll(strings.ToLower(http.StatusText(status)), " ", "_")
 }

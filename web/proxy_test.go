@@ -34,10 +34,10 @@ func TestTrustedProxiesLimitPerClient(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newAppWith(t, web.Config{LoginRate: 0.001, LoginBurst: 2, TrustedProxies: tc.proxies})
-			c := a.client()
-			tok := c.csrf("/login")
+			c := a.Client(t)
+			tok := c.CSRF("/login")
 			guess := func(client string) int {
-				return c.post("/login", url.Values{"name": {"alice"}, "password": {"guess"}, "_csrf": {tok}}, "X-Forwarded-For", client).StatusCode
+				return c.Post("/login", url.Values{"name": {"alice"}, "password": {"guess"}, "_csrf": {tok}}, "X-Forwarded-For", client).StatusCode
 			}
 			for range 2 {
 				guess("203.0.113.5")
@@ -73,14 +73,14 @@ func TestPasswordResetAndSignOutRevokeTokens(t *testing.T) {
 		return plain
 	}
 	works := func(plain string) bool {
-		return a.client().get("/api/whoami", "X-Auth-Token", plain).StatusCode == http.StatusOK
+		return a.Client(t).Get("/api/whoami", "X-Auth-Token", plain).StatusCode == http.StatusOK
 	}
-	admin := a.client()
-	admin.login("alice")
+	admin := a.Client(t)
+	login(admin, "alice")
 	users := "/users/" + strconv.FormatInt(mike.ID, 10)
 
 	tok := newToken()
-	r := admin.submit(users, users+"/password", url.Values{"password": {"a brand new secret"}, "confirm": {"a brand new secret"}})
+	r := admin.Submit(users, users+"/password", url.Values{"password": {"a brand new secret"}, "confirm": {"a brand new secret"}})
 	if r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("password reset: status %d", r.StatusCode)
 	}
@@ -89,7 +89,7 @@ func TestPasswordResetAndSignOutRevokeTokens(t *testing.T) {
 	}
 
 	tok = newToken()
-	r = admin.submit(users+"/sessions/revoke", users+"/sessions/revoke", nil)
+	r = admin.Submit(users+"/sessions/revoke", users+"/sessions/revoke", nil)
 	if r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("sign out everywhere: status %d", r.StatusCode)
 	}
@@ -109,7 +109,7 @@ func TestPlacementClientErrorsAreNotErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"/placement/resource_providers/00000000-0000-0000-0000-000000000000", "/placement/resource_providers?name=%00", "/placement/traits/NOPE"} {
-		r := a.client().get(p, "X-Auth-Token", plain, "OpenStack-API-Version", "placement 1.39")
+		r := a.Client(t).Get(p, "X-Auth-Token", plain, "OpenStack-API-Version", "placement 1.39")
 		if r.StatusCode < 400 || r.StatusCode >= 500 {
 			t.Errorf("%s: status %d, want a 4xx", p, r.StatusCode)
 		}

@@ -6,11 +6,12 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/account"
 	"corral/handlers/compute"
 	"corral/handlers/console"
 	"corral/handlers/placementapi"
 	"corral/handlers/query"
-	"corral/models"
+	"corral/handlers/world"
 	"corral/static"
 )
 
@@ -39,10 +40,6 @@ func registerRoutes(e *echo.Echo, env *handlers.Env, loginLimit echo.MiddlewareF
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	e.Group("/static", cacheStatic).StaticFS("/", static.FS)
 
-	e.GET("/login", env.LoginForm)
-	e.POST("/login", env.Login, loginLimit)
-	e.POST("/logout", env.Logout)
-
 	g := Groups{
 		Console:   e.Group("", handlers.RequireLogin),
 		API:       e.Group("/api", handlers.RequireLogin),
@@ -50,42 +47,13 @@ func registerRoutes(e *echo.Echo, env *handlers.Env, loginLimit echo.MiddlewareF
 		Placement: e.Group("/placement"),
 	}
 
-	c := g.Console
-	c.GET("/", env.Home)
-	c.GET("/tokens", env.Tokens)
-	c.POST("/tokens", env.CreateToken)
-	c.GET("/tokens/:id/revoke", env.ConfirmRevokeToken)
-	c.POST("/tokens/:id/revoke", env.RevokeToken)
-	c.GET("/audit", env.Audit)
-	// A user's own sessions and password live on the Tokens page; each
-	// destructive action has a GET confirmation page for browsers without
-	// JavaScript. The password form checks the current password, so it is
-	// rate-limited like signing in.
-	c.POST("/password", env.ChangePassword, loginLimit)
-	c.POST("/sessions/revoke-others", env.RevokeOtherSessions)
-	c.GET("/sessions/:id/revoke", env.ConfirmRevokeSession)
-	c.POST("/sessions/:id/revoke", env.RevokeSession)
-	admin := handlers.RequireRole(models.RoleAdmin)
-	c.GET("/users", env.Users, admin)
-	c.POST("/users", env.CreateUser, admin)
-	c.GET("/users/:id/sessions/revoke", env.ConfirmSignOutUser, admin)
-	c.POST("/users/:id/sessions/revoke", env.SignOutUser, admin)
-	c.GET("/users/:id", env.ShowUser, admin)
-	c.POST("/users/:id", env.EditUser, admin)
-	c.POST("/users/:id/password", env.SetUserPassword, admin)
-	c.GET("/users/:id/delete", env.ConfirmDeleteUser, admin)
-	c.POST("/users/:id/delete", env.DeleteUser, admin)
-	c.GET("/users/:id/tokens/:token/revoke", env.ConfirmRevokeUserToken, admin)
-	c.POST("/users/:id/tokens/:token/revoke", env.RevokeUserToken, admin)
-
-	g.API.GET("/whoami", env.WhoAmI)
-
 	// Handler packages, one line each.
+	account.Register(e.Group(""), g.Console, g.API, env, loginLimit)
 	compute.Register(g.Compute, env)
 	console.Register(g.Console, env)
 	query.Register(g.Console, g.API, env)
 	placementapi.Register(g.Placement, env)
-	handlers.RegisterWorld(g.Console, g.API, env)
+	world.Register(g.Console, g.API, env)
 	return g
 }
 

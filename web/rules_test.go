@@ -24,6 +24,7 @@ var testActor = store.Actor{Name: "test", Via: "cli"}
 
 // zoneWorld is two zoned aggregates and host h1 in the first.
 type zoneWorld struct {
+	t      testing.TB
 	a      *testApp
 	token  string // alice's (admin) API token
 	host   *models.Provider
@@ -36,7 +37,7 @@ func newZoneWorld(t *testing.T, st *store.Store) *zoneWorld {
 	t.Helper()
 	ctx := context.Background()
 	a := newAppOn(t, st, web.Config{})
-	w := &zoneWorld{a: a}
+	w := &zoneWorld{t: t, a: a}
 	w.host = &models.Provider{Name: "h1", Inventories: map[string]models.Inventory{"VCPU": {Total: 8, AllocationRatio: 1, MaxUnit: 8, StepSize: 1, MinUnit: 1}}}
 	w.shared = &models.Provider{Name: "nfs", Traits: []string{models.TraitSharesViaAggregate}}
 	for _, p := range []*models.Provider{w.host, w.shared} {
@@ -83,14 +84,14 @@ func (w *zoneWorld) zonesOf(t *testing.T, provUUID string) []string {
 }
 
 func (w *zoneWorld) api(method, path, body string, hdr ...string) *response {
-	c := w.a.client()
-	req, _ := http.NewRequest(method, w.a.Srv.URL+path, strings.NewReader(body))
+	c := w.a.Client(w.t)
+	req, _ := http.NewRequest(method, w.a.URL+path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Auth-Token", w.token)
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	return c.do(req)
+	return c.Do(req)
 }
 
 // TestZoneRuleAtEveryDoor: a host is in at most one availability zone
@@ -110,10 +111,10 @@ func TestZoneRuleAtEveryDoor(t *testing.T) {
 		}
 
 		// Console: the member picker of zone-two.
-		admin := w.a.client()
-		admin.login("alice")
+		admin := w.a.Client(t)
+		login(admin, "alice")
 		path := "/aggregates/" + w.az2.UUID
-		r := admin.submit(path, path+"/members", url.Values{"bulk": {"h1"}, "generation": {strconv.FormatInt(w.az2.Generation, 10)}})
+		r := admin.Submit(path, path+"/members", url.Values{"bulk": {"h1"}, "generation": {strconv.FormatInt(w.az2.Generation, 10)}})
 		refused("console", r, http.StatusConflict, "availability zone")
 
 		// Compute API: add_host.
@@ -153,7 +154,7 @@ func TestZoneRuleAtEveryDoor(t *testing.T) {
 		if err := models.EncodeWorld(&file, world); err != nil {
 			t.Fatal(err)
 		}
-		r = admin.upload("/world", "/world/preview", "world.json", file.Bytes(), url.Values{"mode": {"merge"}})
+		r = upload(admin, "/world", "/world/preview", "world.json", file.Bytes(), url.Values{"mode": {"merge"}})
 		refused("import", r, http.StatusConflict, "availability zone")
 		if err := st.ImportWorld(ctx, testActor, world, false); models.KindOf(err) != models.Conflict {
 			t.Errorf("store import: %v, want a conflict", err)
@@ -168,7 +169,7 @@ func TestZoneRuleAtEveryDoor(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r = admin.submit("/drafts/"+d.ID, "/drafts/"+d.ID+"/apply", url.Values{"version": {strconv.FormatInt(d.Version, 10)}})
+		r = admin.Submit("/drafts/"+d.ID, "/drafts/"+d.ID+"/apply", url.Values{"version": {strconv.FormatInt(d.Version, 10)}})
 		if r.StatusCode != http.StatusSeeOther {
 			t.Errorf("draft apply: status %d", r.StatusCode)
 		}
@@ -230,11 +231,11 @@ func TestConcurrentAddHostNeverTwoZones(t *testing.T) {
 
 // upload posts a multipart form with one file field, with the CSRF token
 // taken from the page at from.
-func (c *client) upload(from, action, name string, data []byte, fields url.Values) *response {
-	c.t.Helper()
+func upload(c *client, from, action, name string, data []byte, fields url.Values) *response {
+	c.T.Helper()
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
-	mw.WriteField("_csrf", c.csrf(from))
+	mw.WriteField("_csrf", c.CSRF(from))
 	for k, vs := range fields {
 		for _, v := range vs {
 			mw.WriteField(k, v)
@@ -243,9 +244,9 @@ func (c *client) upload(from, action, name string, data []byte, fields url.Value
 	fw, _ := mw.CreateFormFile("file", name)
 	fw.Write(data)
 	mw.Close()
-	req, _ := http.NewRequest(http.MethodPost, c.app.Srv.URL+action, &body)
+	req, _ := http.NewRequest(http.MethodPost, c.App.URL+action, &body)
 	req.Header.Set("Content-Type", mw.FormDataContentType())
-	return c.do(req)
+	return c.Do(req)
 }
 
 // TestGroupRulesAtEveryDoor: rules only with anti-affinity, at the console
@@ -254,9 +255,9 @@ func TestGroupRulesAtEveryDoor(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, st *store.Store) {
 		w := newZoneWorld(t, st)
 		ctx := context.Background()
-		admin := w.a.client()
-		admin.login("alice")
-		r := admin.submit("/server-groups/new", "/server-groups", url.Values{"name": {"g"}, "policy": {"affinity"}, "max_server_per_host": {"2"}, "project": {"tA"}})
+		admin := w.a.Client(t)
+		login(admin, "alice")
+		r := admin.Submit("/server-groups/new", "/server-groups", url.Values{"name": {"g"}, "policy": {"affinity"}, "max_server_per_host": {"2"}, "project": {"tA"}})
 		if r.StatusCode != http.StatusBadRequest || !strings.Contains(r.Body, "Only anti-affinity policy supports rules") {
 			t.Errorf("console: status %d", r.StatusCode)
 		}
@@ -266,7 +267,7 @@ func TestGroupRulesAtEveryDoor(t *testing.T) {
 			t.Errorf("compute: status %d: %s", r.StatusCode, r.Body)
 		}
 		file := `{"server_groups": [{"name": "g", "project_id": "tA", "user_id": "u", "policy": "affinity", "rules": {"max_server_per_host": 2}}]}`
-		r = admin.upload("/world", "/world/preview", "world.json", []byte(file), url.Values{"mode": {"merge"}})
+		r = upload(admin, "/world", "/world/preview", "world.json", []byte(file), url.Values{"mode": {"merge"}})
 		if r.StatusCode != http.StatusBadRequest || !strings.Contains(r.Body, "Only anti-affinity policy supports rules") {
 			t.Errorf("import: status %d", r.StatusCode)
 		}
@@ -288,12 +289,12 @@ func TestTagRuleAtEveryDoor(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, st *store.Store) {
 		w := newZoneWorld(t, st)
 		ctx := context.Background()
-		admin := w.a.client()
-		admin.login("alice")
+		admin := w.a.Client(t)
+		login(admin, "alice")
 		path := "/aggregates/" + w.az2.UUID
 		// U+00A0 is whitespace to the tenant filters (Python's str.strip).
 		for _, bad := range []string{"tA\u00a0x", "tA,tB", "tA\u2003x", "tA\u0085x"} {
-			r := admin.submit(path, path+"/tenants", url.Values{"project": {bad}, "generation": {"0"}})
+			r := admin.Submit(path, path+"/tenants", url.Values{"project": {bad}, "generation": {"0"}})
 			if r.StatusCode != http.StatusBadRequest {
 				t.Errorf("console tenant %q: status %d", bad, r.StatusCode)
 			}
@@ -325,7 +326,7 @@ func TestTagRuleAtEveryDoor(t *testing.T) {
 		if err := st.UpdateSettings(ctx, testActor, store.AnyGeneration, settings); err != nil {
 			t.Fatal(err)
 		}
-		r := admin.submit(path, path+"/reservations", url.Values{"reservation": {"r1"}, "generation": {"0"}})
+		r := admin.Submit(path, path+"/reservations", url.Values{"reservation": {"r1"}, "generation": {"0"}})
 		if r.StatusCode != http.StatusSeeOther {
 			t.Fatalf("console reservation: status %d", r.StatusCode)
 		}

@@ -19,6 +19,8 @@ import (
 	"golang.org/x/time/rate"
 
 	"corral/handlers"
+	"corral/models"
+	"corral/models/store"
 	"corral/views"
 )
 
@@ -47,6 +49,13 @@ type Config struct {
 	// zero.
 	LoginRate  float64
 	LoginBurst int
+}
+
+// NewApp builds the application on st, logging to log (the default logger
+// when nil). Commands use it; New is for callers that need the Env itself,
+// such as tests that move its clock.
+func NewApp(st *store.Store, log *slog.Logger, cfg Config) (*echo.Echo, error) {
+	return New(&handlers.Env{Store: st, Log: log}, cfg)
 }
 
 // New builds the application around env. It fills in env's logger, clock
@@ -293,7 +302,7 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 			if v.Status >= 500 {
 				level = slog.LevelError
 				if v.Error != nil {
-					attrs = append(attrs, slog.String("err", v.Error.Error()))
+					attrs = append(attrs, slog.String("err", models.Detail(v.Error)))
 				}
 			}
 			log.LogAttrs(c.Request().Context(), level, "request", attrs...)

@@ -28,7 +28,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"corral/handlers"
 	"corral/models"
 	"corral/models/cloudgen"
 	"corral/models/scheduling"
@@ -108,8 +107,7 @@ func load(ctx context.Context, o options, out io.Writer) error {
 	fmt.Fprintf(out, "world: %d providers, %d aggregates, %d flavors; stored in %s\n",
 		len(world.Providers), len(world.Aggregates), len(world.Flavors), time.Since(t0).Round(time.Millisecond))
 
-	env := &handlers.Env{Store: s, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	app, err := web.New(env, web.Config{})
+	app, err := web.NewApp(s, slog.New(slog.NewTextHandler(io.Discard, nil)), web.Config{})
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,6 @@ import (
 	"syscall"
 	"time"
 
-	"corral/handlers"
 	"corral/models"
 	"corral/models/store"
 	"corral/web"
@@ -230,8 +229,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	env := &handlers.Env{Store: st, Log: log}
-	e, err := web.New(env, web.Config{SecureCookies: *secure, TrustedProxies: trusted})
+	e, err := web.NewApp(st, log, web.Config{SecureCookies: *secure, TrustedProxies: trusted})
 	if err != nil {
 		ln.Close()
 		return err
@@ -348,7 +346,7 @@ func cmdUserCreate(args []string, stdin io.Reader, stdout io.Writer) error {
 	if *name == "" {
 		return badUsage("--name is required")
 	}
-	if !models.ValidRole(*role) {
+	if !models.Role(*role).Valid() {
 		return badUsage("--role must be admin, member or reader")
 	}
 	pw, err := readPassword(stdin)
@@ -360,7 +358,7 @@ func cmdUserCreate(args []string, stdin io.Reader, stdout io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	u, err := st.CreateUser(context.Background(), cliActor(), *name, pw, *role, *project)
+	u, err := st.CreateUser(context.Background(), cliActor(), *name, pw, models.Role(*role), *project)
 	if err != nil {
 		return err
 	}
@@ -484,7 +482,7 @@ func cmdImport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	w, lines, err := handlers.PrepareWorldImport(context.Background(), st, w, *replace, !*noBlazar)
+	w, lines, err := st.PrepareImport(context.Background(), w, *replace, !*noBlazar)
 	if err != nil {
 		return err
 	}

@@ -85,9 +85,5 @@ func asFault(err error) *Fault {
 	if errors.As(err, &ce) && ce.Msg != "" {
 		msg = ce.Msg
 	}
-	status, ok := handlers.KindStatus[k]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
-	return faultf(status, msg)
+	return faultf(handlers.StatusOf(err), msg)
 }

@@ -1,20 +1,14 @@
 package compute_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
-	"corral/handlers"
 	"corral/models"
 	"corral/models/store"
 	"corral/models/store/storetest"
-	"corral/web"
+	"corral/web/webtest"
 )
 
 // server is the real corral application on a real store, reached over HTTP.
@@ -22,11 +16,16 @@ type server struct {
 	t      testing.TB
 	URL    string
 	Store  *store.Store
+	app    *webtest.App
 	tokens map[string]string // user name → API token
 }
 
 // Users every test starts with: name → role, project.
-var testUsers = []struct{ name, role, project string }{
+var testUsers = []struct {
+	name    string
+	role    models.Role
+	project string
+}{
 	{"admin", models.RoleAdmin, "admin"},
 	{"alice", models.RoleMember, "p1"},
 	{"rita", models.RoleReader, "p1"},
@@ -39,27 +38,12 @@ func newServer(t testing.TB, st *store.Store) *server {
 	if st == nil {
 		st = storetest.Open(t)
 	}
-	env := &handlers.Env{Store: st, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	e, err := web.New(env, web.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(e)
-	t.Cleanup(ts.Close)
-	s := &server{t: t, URL: ts.URL, Store: st, tokens: map[string]string{}}
-	ctx := context.Background()
-	sys := store.Actor{Name: "test", Via: "cli"}
+	opts := webtest.Options{Store: st, Tokens: true}
 	for _, u := range testUsers {
-		if _, err := st.CreateUser(ctx, sys, u.name, "password-"+u.name, u.role, u.project); err != nil {
-			t.Fatal(err)
-		}
-		tok, _, err := st.CreateToken(ctx, sys, u.name, "test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.tokens[u.name] = tok
+		opts.Users = append(opts.Users, webtest.User{Name: u.name, Role: u.role, Project: u.project, Password: "password-" + u.name})
 	}
-	return s
+	app := webtest.StartWith(t, opts)
+	return &server{t: t, URL: app.URL, Store: st, app: app, tokens: app.Tokens}
 }
 
 type response struct {
@@ -81,40 +65,23 @@ func (r response) JSON(t testing.TB) map[string]any {
 // req sends one request. user "" sends no token; version "" no header.
 func (s *server) req(method, path, user, version, body string, extra ...string) response {
 	s.t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = bytes.NewBufferString(body)
-	}
-	r, err := http.NewRequest(method, s.URL+path, rd)
-	if err != nil {
-		s.t.Fatal(err)
-	}
+	var hdr []string
 	if user != "" {
 		tok, ok := s.tokens[user]
 		if !ok {
 			tok = user // a raw (bad) token
 		}
-		r.Header.Set("X-Auth-Token", tok)
+		hdr = append(hdr, "X-Auth-Token", tok)
 	}
 	if version != "" {
-		r.Header.Set("OpenStack-API-Version", "compute "+version)
+		hdr = append(hdr, "OpenStack-API-Version", "compute "+version)
 	}
+	var payload any
 	if body != "" {
-		r.Header.Set("Content-Type", "application/json")
+		payload = body
 	}
-	for i := 0; i+1 < len(extra); i += 2 {
-		r.Header.Set(extra[i], extra[i+1])
-	}
-	resp, err := http.DefaultClient.Do(r)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+	r := s.app.Client(s.t).JSON(method, path, payload, append(hdr, extra...)...)
+	return response{Status: r.StatusCode, Header: r.Header, Body: []byte(r.Body)}
 }
 
 // must asserts the status and returns the response.

@@ -11,22 +11,11 @@ import (
 type Caller struct {
 	UserID    string // reported as user_id on the groups it creates
 	ProjectID string
-	Role      string // models.RoleAdmin, RoleMember or RoleReader
+	Role      models.Role
 }
 
 // IsAdmin is Nova's context.is_admin: the admin role, in any project.
 func (c Caller) IsAdmin() bool { return c.Role == models.RoleAdmin }
-
-// Roles imply each other as Keystone's defaults do: admin ⊃ member ⊃ reader.
-func (c Caller) hasRole(role string) bool {
-	switch role {
-	case models.RoleReader:
-		return c.Role == models.RoleReader || c.Role == models.RoleMember || c.Role == models.RoleAdmin
-	case models.RoleMember:
-		return c.Role == models.RoleMember || c.Role == models.RoleAdmin
-	}
-	return c.Role == models.RoleAdmin
-}
 
 // Server-group policy actions (nova/policies/server_groups.py).
 const (
@@ -49,9 +38,9 @@ func ServerGroupAllowed(action string, c Caller, target string) bool {
 	}
 	switch action {
 	case sgCreate, sgDelete:
-		return c.hasRole(models.RoleMember) && c.ProjectID != "" && c.ProjectID == target
+		return c.Role.AtLeast(models.RoleMember) && c.ProjectID != "" && c.ProjectID == target
 	case sgIndex, sgShow:
-		return c.hasRole(models.RoleReader) && c.ProjectID != "" && c.ProjectID == target
+		return c.Role.AtLeast(models.RoleReader) && c.ProjectID != "" && c.ProjectID == target
 	}
 	return false
 }

@@ -105,7 +105,7 @@ func QuotaSetAllowed(action string, c Caller, project string) bool {
 	}
 	switch action {
 	case qsShow, qsDetail:
-		return c.hasRole(models.RoleReader) && c.ProjectID != "" && c.ProjectID == project
+		return c.Role.AtLeast(models.RoleReader) && c.ProjectID != "" && c.ProjectID == project
 	case qsDefaults:
 		return true
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/layout"
 	"corral/models"
 	"corral/models/store"
 	"corral/views"
@@ -64,7 +65,7 @@ func (h *Handler) AggregateList(c echo.Context) error {
 	if handlers.IsHTMX(c) {
 		return handlers.Render(c, http.StatusOK, cv.AggregateTable(props))
 	}
-	return handlers.Render(c, http.StatusOK, cv.AggregateList(handlers.NewPage(c, "Aggregates", "aggregates"), props))
+	return handlers.Render(c, http.StatusOK, cv.AggregateList(layout.Page(c, "Aggregates", "aggregates"), props))
 }
 
 func isFreePool(a *models.Aggregate, resv []string) bool {
@@ -84,7 +85,7 @@ func (h *Handler) AggregateNew(c echo.Context) error {
 }
 
 func (h *Handler) renderNew(c echo.Context, status int, f cv.AggregateForm) error {
-	return handlers.Render(c, status, cv.AggregateNew(handlers.NewPage(c, "New aggregate", "aggregates"), f))
+	return handlers.Render(c, status, cv.AggregateNew(layout.Page(c, "New aggregate", "aggregates"), f))
 }
 
 // readAggregateForm reads name and zone and checks the zone warning was
@@ -224,7 +225,7 @@ func (h *Handler) renderDetail(c echo.Context, status int, agg *models.Aggregate
 	for _, o := range opts {
 		o(&d)
 	}
-	return handlers.Render(c, status, cv.AggregateDetail(handlers.NewPage(c, agg.Name, "aggregates"), d))
+	return handlers.Render(c, status, cv.AggregateDetail(layout.Page(c, agg.Name, "aggregates"), d))
 }
 
 func (h *Handler) detailProps(c echo.Context, agg *models.Aggregate) (cv.AggregateDetailProps, error) {
@@ -930,7 +931,7 @@ func (h *Handler) AggregateConfirmDelete(c echo.Context) error {
 	if len(hosts) > 0 {
 		return redirectFlash(c, handlers.FlashError, fmt.Sprintf("“%s” cannot be deleted while hosts are members: remove %s first.", agg.Name, listSome(hosts, 5)), "/aggregates/"+agg.UUID)
 	}
-	return handlers.Render(c, http.StatusOK, views.ConfirmPage(handlers.NewPage(c, "Delete aggregate", "aggregates"), views.Confirm{
+	return handlers.Render(c, http.StatusOK, views.ConfirmPage(layout.Page(c, "Delete aggregate", "aggregates"), views.Confirm{
 		Title:   "Delete aggregate “" + agg.Name + "”?",
 		Message: fmt.Sprintf("The aggregate, its %s and its %s go. Flavors and requests that name it stop matching it.", views.Plural(len(agg.Metadata), "metadata key", "metadata keys"), views.Plural(len(agg.Members), "remaining membership", "remaining memberships")),
 		Action:  "/aggregates/" + agg.UUID + "/delete",

@@ -14,7 +14,7 @@ func TestAggregateListSearchSortPaginate(t *testing.T) {
 	a := newApp(t)
 	c := a.as(a.AdminName)
 
-	r := c.get("/aggregates")
+	r := c.Get("/aggregates")
 	if r.StatusCode != http.StatusOK {
 		t.Fatalf("status %d", r.StatusCode)
 	}
@@ -50,23 +50,23 @@ func TestAggregateListSearchSortPaginate(t *testing.T) {
 	}
 
 	// Search narrows on the server.
-	r = c.get("/aggregates?q=tenant")
+	r = c.Get("/aggregates?q=tenant")
 	if got := r.Texts(t, "aggregate-name"); !slices.Equal(got, []string{"tenant-acme", "tenant-globex"}) {
 		t.Errorf("search tenant = %v", got)
 	}
 	// htmx asks for the list alone while someone types.
-	frag := c.get("/aggregates?q=tenant", "HX-Request", "true")
+	frag := c.Get("/aggregates?q=tenant", "HX-Request", "true")
 	if strings.Contains(frag.Body, "<html") || !slices.Equal(frag.Texts(t, "aggregate-name"), []string{"tenant-acme", "tenant-globex"}) {
 		t.Errorf("htmx search: %v", frag.Texts(t, "aggregate-name"))
 	}
-	r = c.get("/aggregates?q=nothing-like-this")
+	r = c.Get("/aggregates?q=nothing-like-this")
 	if !strings.Contains(r.Text(t, "aggregate-empty"), "nothing-like-this") {
 		t.Errorf("empty search should say so, got %q", r.Text(t, "aggregate-empty"))
 	}
 
 	// Sort by name, both ways.
-	asc := c.get("/aggregates?sort=name").Texts(t, "aggregate-name")
-	desc := c.get("/aggregates?sort=name&desc=1").Texts(t, "aggregate-name")
+	asc := c.Get("/aggregates?sort=name").Texts(t, "aggregate-name")
+	desc := c.Get("/aggregates?sort=name&desc=1").Texts(t, "aggregate-name")
 	if !slices.IsSorted(asc) {
 		t.Errorf("sort=name not ascending: %v", asc)
 	}
@@ -75,13 +75,13 @@ func TestAggregateListSearchSortPaginate(t *testing.T) {
 		t.Errorf("desc is not the reverse of asc:\n%v\n%v", asc, desc)
 	}
 	// An unknown sort is ignored rather than failing.
-	if r := c.get("/aggregates?sort=drop+table"); r.StatusCode != http.StatusOK {
+	if r := c.Get("/aggregates?sort=drop+table"); r.StatusCode != http.StatusOK {
 		t.Errorf("unknown sort: status %d", r.StatusCode)
 	}
 
 	// Pages come from the server: 5 per page, the third page has the rest.
-	p1 := c.get("/aggregates?sort=name&limit=5")
-	p3 := c.get("/aggregates?sort=name&limit=5&offset=10")
+	p1 := c.Get("/aggregates?sort=name&limit=5")
+	p3 := c.Get("/aggregates?sort=name&limit=5&offset=10")
 	if n := p1.Count(t, "aggregate-row"); n != 5 {
 		t.Errorf("page 1 has %d rows, want 5", n)
 	}
@@ -99,7 +99,7 @@ func TestAggregateCreateWithZoneAndHosts(t *testing.T) {
 
 	// A zone without the acknowledgement comes back with the message next
 	// to the tick box, and nothing is created.
-	r := c.submit("/aggregates/new", "/aggregates", url.Values{"name": {"fresh"}, "availability_zone": {"north"}})
+	r := c.Submit("/aggregates/new", "/aggregates", url.Values{"name": {"fresh"}, "availability_zone": {"north"}})
 	if r.StatusCode != http.StatusBadRequest {
 		t.Fatalf("status %d, want 400", r.StatusCode)
 	}
@@ -114,7 +114,7 @@ func TestAggregateCreateWithZoneAndHosts(t *testing.T) {
 	}
 
 	// An unknown host refuses the whole create.
-	r = c.submit("/aggregates/new", "/aggregates", url.Values{"name": {"fresh"}, "hosts": {"cn1, nosuch"}})
+	r = c.Submit("/aggregates/new", "/aggregates", url.Values{"name": {"fresh"}, "hosts": {"cn1, nosuch"}})
 	if r.StatusCode != http.StatusBadRequest || !strings.Contains(r.Text(t, "error-hosts"), "nosuch") {
 		t.Fatalf("unknown host: status %d, error %q", r.StatusCode, r.Text(t, "error-hosts"))
 	}
@@ -123,25 +123,25 @@ func TestAggregateCreateWithZoneAndHosts(t *testing.T) {
 	}
 
 	// Empty name.
-	r = c.submit("/aggregates/new", "/aggregates", url.Values{"name": {"  "}})
+	r = c.Submit("/aggregates/new", "/aggregates", url.Values{"name": {"  "}})
 	if r.StatusCode != http.StatusBadRequest || r.Text(t, "error-name") == "" {
 		t.Fatalf("empty name: status %d, error %q", r.StatusCode, r.Text(t, "error-name"))
 	}
 	// Duplicate name: the store's conflict lands next to the name.
-	r = c.submit("/aggregates/new", "/aggregates", url.Values{"name": {"aggA"}})
+	r = c.Submit("/aggregates/new", "/aggregates", url.Values{"name": {"aggA"}})
 	if r.StatusCode != http.StatusConflict || !strings.Contains(r.Text(t, "error-name"), "aggA") {
 		t.Fatalf("duplicate: status %d, error %q", r.StatusCode, r.Text(t, "error-name"))
 	}
 
 	// Hosts already in zone east cannot join a second zone (Nova's rule).
-	r = c.submit("/aggregates/new", "/aggregates", url.Values{
+	r = c.Submit("/aggregates/new", "/aggregates", url.Values{
 		"name": {"fresh"}, "availability_zone": {"north"}, "confirm_az": {"1"}, "hosts": {"cn1\ncn2"}})
 	if r.StatusCode != http.StatusConflict || !strings.Contains(r.Body, "availability zones: already in east") {
 		t.Fatalf("second zone: status %d", r.StatusCode)
 	}
 
 	// All good: one step, one message.
-	page := c.follow("/aggregates/new", "/aggregates", url.Values{
+	page := c.Follow("/aggregates/new", "/aggregates", url.Values{
 		"name": {"fresh"}, "availability_zone": {"east"}, "confirm_az": {"1"}, "hosts": {"cn1\ncn2"}})
 	if got := page.Texts(t, "flash-success"); len(got) != 1 || !strings.Contains(got[0], "zone “east”") || !strings.Contains(got[0], "2 members") {
 		t.Errorf("flash = %v", got)
@@ -162,14 +162,14 @@ func TestAggregateEditNameAndZone(t *testing.T) {
 	path := "/aggregates/" + agg.UUID
 
 	// Changing the zone needs the tick.
-	r := c.submit(path, path, url.Values{"name": {"aggA"}, "availability_zone": {"east"}, "generation": {gen(agg.Generation)}})
+	r := c.Submit(path, path, url.Values{"name": {"aggA"}, "availability_zone": {"east"}, "generation": {gen(agg.Generation)}})
 	if r.StatusCode != http.StatusBadRequest || r.Text(t, "error-confirm_az") == "" {
 		t.Fatalf("status %d, confirm error %q", r.StatusCode, r.Text(t, "error-confirm_az"))
 	}
 	if a.aggregate("aggA").AvailabilityZone != nil {
 		t.Fatal("zone saved without confirmation")
 	}
-	page := c.follow(path, path, url.Values{"name": {"aggA2"}, "availability_zone": {"east"}, "confirm_az": {"1"}, "generation": {gen(agg.Generation)}})
+	page := c.Follow(path, path, url.Values{"name": {"aggA2"}, "availability_zone": {"east"}, "confirm_az": {"1"}, "generation": {gen(agg.Generation)}})
 	flash := page.Texts(t, "flash-success")
 	if len(flash) != 1 || !strings.Contains(flash[0], "renamed to “aggA2”") || !strings.Contains(flash[0], "zone set to “east”") {
 		t.Errorf("flash = %v", flash)
@@ -180,7 +180,7 @@ func TestAggregateEditNameAndZone(t *testing.T) {
 
 	// A stale generation (someone else saved since) is a conflict shown as
 	// such, and nothing changes.
-	r = c.submit(path, path, url.Values{"name": {"aggA3"}, "availability_zone": {"east"}, "generation": {gen(agg.Generation)}})
+	r = c.Submit(path, path, url.Values{"name": {"aggA3"}, "availability_zone": {"east"}, "generation": {gen(agg.Generation)}})
 	if r.StatusCode != http.StatusConflict {
 		t.Fatalf("stale save: status %d, want 409", r.StatusCode)
 	}
@@ -198,7 +198,7 @@ func TestAggregateEditNameAndZone(t *testing.T) {
 
 	// Clearing the zone also needs the tick, then says so.
 	cur := a.aggregate(agg.UUID)
-	page = c.follow(path, path, url.Values{"name": {"aggA2"}, "availability_zone": {""}, "confirm_az": {"1"}, "generation": {gen(cur.Generation)}})
+	page = c.Follow(path, path, url.Values{"name": {"aggA2"}, "availability_zone": {""}, "confirm_az": {"1"}, "generation": {gen(cur.Generation)}})
 	if got := page.Text(t, "flash-success"); !strings.Contains(got, "zone “east” cleared") {
 		t.Errorf("flash = %q", got)
 	}
@@ -210,7 +210,7 @@ func TestAggregateMetadataEditor(t *testing.T) {
 	agg := a.aggregate("gpu") // force_metadata_check=True: values are requirements
 	path := "/aggregates/" + agg.UUID
 
-	r := c.get(path)
+	r := c.Get(path)
 	keys := r.Doc(t).Find(`[data-testid="metadata-editor"] input[name="key"]`)
 	var shown []string
 	keys.Each(func(_ int, s *goqSel) {
@@ -243,7 +243,7 @@ func TestAggregateMetadataEditor(t *testing.T) {
 				form.Add("key", kv[0])
 				form.Add("value", kv[1])
 			}
-			r := c.submit(path, path+"/metadata", form)
+			r := c.Submit(path, path+"/metadata", form)
 			if r.StatusCode != http.StatusBadRequest {
 				t.Fatalf("status %d, want 400", r.StatusCode)
 			}
@@ -266,7 +266,7 @@ func TestAggregateMetadataEditor(t *testing.T) {
 	tenant := a.aggregate("tenant-acme")
 	tpath := "/aggregates/" + tenant.UUID
 	form := url.Values{"generation": {gen(tenant.Generation)}, "key": {"ssd", "", "os"}, "value": {"true", "", "<in> linux"}}
-	page := c.follow(tpath, tpath+"/metadata", form)
+	page := c.Follow(tpath, tpath+"/metadata", form)
 	if got := page.Text(t, "flash-success"); !strings.Contains(got, "2 added, 0 changed, 0 removed") {
 		t.Errorf("flash = %q", got)
 	}
@@ -281,7 +281,7 @@ func TestAggregateMetadataEditor(t *testing.T) {
 
 	// Live validation answers with the findings only and saves nothing.
 	form = url.Values{"key": {"force_metadata_check", "gpu"}, "value": {"True", "<or> ! <or> *"}}
-	r = c.submit(path, path+"/metadata/validate", form)
+	r = c.Submit(path, path+"/metadata/validate", form)
 	if r.StatusCode != http.StatusOK || !strings.Contains(r.Text(t, "kv-error"), "cannot be combined") {
 		t.Errorf("live validate: status %d, %q", r.StatusCode, r.Body)
 	}
@@ -289,7 +289,7 @@ func TestAggregateMetadataEditor(t *testing.T) {
 		t.Error("live validation should answer with a fragment")
 	}
 	form = url.Values{"key": {"gpu"}, "value": {"true"}}
-	if r := c.submit(path, path+"/metadata/validate", form); r.Count(t, "kv-ok") != 1 {
+	if r := c.Submit(path, path+"/metadata/validate", form); r.Count(t, "kv-ok") != 1 {
 		t.Errorf("valid metadata should say no problems: %s", r.Body)
 	}
 }
@@ -300,7 +300,7 @@ func TestTenantTags(t *testing.T) {
 	agg := a.aggregate("tenant-acme")
 	path := "/aggregates/" + agg.UUID
 
-	page := c.follow(path, path+"/tenants", url.Values{"project": {"initech"}, "generation": {gen(agg.Generation)}})
+	page := c.Follow(path, path+"/tenants", url.Values{"project": {"initech"}, "generation": {gen(agg.Generation)}})
 	if got := page.Text(t, "flash-success"); !strings.Contains(got, "initech") || !strings.Contains(got, "filter_tenant_id3") {
 		t.Errorf("flash = %q", got)
 	}
@@ -314,9 +314,9 @@ func TestTenantTags(t *testing.T) {
 	// Invalid input comes back next to the field, nothing saved.
 	cur := a.aggregate(agg.UUID)
 	for _, bad := range []string{"", "a,b", "acme"} {
-		r := c.submit(path, path+"/tenants", url.Values{"project": {bad}, "generation": {gen(cur.Generation)}})
+		r := c.Submit(path, path+"/tenants", url.Values{"project": {bad}, "generation": {gen(cur.Generation)}})
 		if r.StatusCode != http.StatusBadRequest || r.Doc(t).Find(sel("tags-tenants")+" "+sel("error-project")).Length() != 1 {
-			t.Errorf("value %q: status %d, errors %q", bad, r.StatusCode, r.errorsText(t))
+			t.Errorf("value %q: status %d, errors %q", bad, r.StatusCode, r.ErrorsText())
 		}
 	}
 	if a.aggregate(agg.UUID).Generation != cur.Generation {
@@ -324,7 +324,7 @@ func TestTenantTags(t *testing.T) {
 	}
 
 	// Remove.
-	c.follow(path, path+"/tenants/remove", url.Values{"value": {"acme-dev"}, "generation": {gen(cur.Generation)}})
+	c.Follow(path, path+"/tenants/remove", url.Values{"value": {"acme-dev"}, "generation": {gen(cur.Generation)}})
 	if md := a.aggregate(agg.UUID).Metadata; md["filter_tenant_id2"] != "" || md["filter_tenant_id"] != "acme" {
 		t.Errorf("after remove %v", md)
 	}
@@ -338,12 +338,12 @@ func TestTenantTags(t *testing.T) {
 		t.Fatal(err)
 	}
 	gpath := "/aggregates/" + globex.UUID
-	r := c.get(gpath)
+	r := c.Get(gpath)
 	if w := r.Text(t, "tag-warning"); !strings.Contains(w, "comma list") || !strings.Contains(w, "pre-filter") {
 		t.Errorf("warning = %q", w)
 	}
 	globex = a.aggregate(globex.UUID)
-	c.follow(gpath, gpath+"/tenants", url.Values{"split": {"1"}, "generation": {gen(globex.Generation)}})
+	c.Follow(gpath, gpath+"/tenants", url.Values{"split": {"1"}, "generation": {gen(globex.Generation)}})
 	md := a.aggregate(globex.UUID).Metadata
 	if md["filter_tenant_id"] != "globex" || md["filter_tenant_id2"] != "hooli" {
 		t.Errorf("after split %v", md)
@@ -355,7 +355,7 @@ func TestReservationTags(t *testing.T) {
 	c := a.as(a.AdminName)
 	agg := a.aggregate("aggB")
 	path := "/aggregates/" + agg.UUID
-	page := c.follow(path, path+"/reservations", url.Values{"reservation": {"r77"}, "generation": {gen(agg.Generation)}})
+	page := c.Follow(path, path+"/reservations", url.Values{"reservation": {"r77"}, "generation": {gen(agg.Generation)}})
 	if got := page.Text(t, "flash-success"); !strings.Contains(got, "reservation:r77") {
 		t.Errorf("flash = %q", got)
 	}
@@ -367,13 +367,13 @@ func TestReservationTags(t *testing.T) {
 	}
 	// The free pool is named as such.
 	fp := a.aggregate("blazar-freepool")
-	if got := c.get("/aggregates/"+fp.UUID).Text(t, "tag-note"); got != "the free pool" {
+	if got := c.Get("/aggregates/"+fp.UUID).Text(t, "tag-note"); got != "the free pool" {
 		t.Errorf("free pool note = %q", got)
 	}
 	// Invalid ids come back next to the field; nothing is saved.
 	cur := a.aggregate(agg.UUID)
 	for _, tc := range []struct{ id, want string }{{"", "Type a reservation id"}, {"a b", "without commas or spaces"}, {"r77", "already on this aggregate"}} {
-		r := c.submit(path, path+"/reservations", url.Values{"reservation": {tc.id}, "generation": {gen(cur.Generation)}})
+		r := c.Submit(path, path+"/reservations", url.Values{"reservation": {tc.id}, "generation": {gen(cur.Generation)}})
 		if got := r.Doc(t).Find(sel("tags-reservations") + " " + sel("error-reservation")).Text(); r.StatusCode != http.StatusBadRequest || !strings.Contains(got, tc.want) {
 			t.Errorf("reservation %q: status %d error %q", tc.id, r.StatusCode, got)
 		}
@@ -381,7 +381,7 @@ func TestReservationTags(t *testing.T) {
 	if a.aggregate(agg.UUID).Generation != cur.Generation {
 		t.Error("a refused reservation was saved")
 	}
-	c.follow(path, path+"/reservations/remove", url.Values{"value": {"r77"}, "generation": {gen(cur.Generation)}})
+	c.Follow(path, path+"/reservations/remove", url.Values{"value": {"r77"}, "generation": {gen(cur.Generation)}})
 	if md := a.aggregate(agg.UUID).Metadata; len(md) != 0 {
 		t.Errorf("metadata after remove %v", md)
 	}
@@ -392,7 +392,7 @@ func TestReservationTags(t *testing.T) {
 	if err := a.Store.UpdateSettings(t.Context(), store.Actor{Name: "test"}, g, st); err != nil {
 		t.Fatal(err)
 	}
-	r := c.get(path)
+	r := c.Get(path)
 	if got := r.Text(t, "tag-disabled"); !strings.Contains(got, "Settings") || r.Count(t, "reservation-add") != 0 {
 		t.Errorf("disabled field: %q", got)
 	}
@@ -404,7 +404,7 @@ func TestAggregateMembers(t *testing.T) {
 	agg := a.aggregate("aggC") // numa1_1 and ss2
 	path := "/aggregates/" + agg.UUID
 
-	r := c.get(path)
+	r := c.Get(path)
 	kinds := map[string]string{}
 	r.Doc(t).Find(sel("member-row")).Each(func(_ int, s *goqSel) {
 		kinds[strings.TrimSpace(s.Find(sel("member-name")).Text())] = strings.TrimSpace(s.Find(sel("member-kind")).Text())
@@ -418,7 +418,7 @@ func TestAggregateMembers(t *testing.T) {
 	}
 
 	// The picker finds providers with their tree.
-	r = c.get(path + "?pq=numa2")
+	r = c.Get(path + "?pq=numa2")
 	if got := r.Texts(t, "picker-name"); !slices.Equal(got, []string{"numa2_1", "numa2_2"}) {
 		t.Errorf("picker found %v", got)
 	}
@@ -426,10 +426,10 @@ func TestAggregateMembers(t *testing.T) {
 		t.Errorf("picker rows should show the tree: %q", r.Text(t, "picker-row"))
 	}
 	// A host comes with its tree, so a child can be picked under it.
-	if got := c.get(path+"?pq=cn2").Texts(t, "picker-name"); !slices.Equal(got, []string{"cn2", "numa2_1", "numa2_2"}) {
+	if got := c.Get(path+"?pq=cn2").Texts(t, "picker-name"); !slices.Equal(got, []string{"cn2", "numa2_1", "numa2_2"}) {
 		t.Errorf("picker for cn2 found %v", got)
 	}
-	frag := c.get("/aggregates/"+agg.UUID+"/picker?pq=numa1", "HX-Request", "true")
+	frag := c.Get("/aggregates/"+agg.UUID+"/picker?pq=numa1", "HX-Request", "true")
 	if frag.StatusCode != http.StatusOK || strings.Contains(frag.Body, "<html") || frag.Count(t, "picker-row") != 2 {
 		t.Errorf("htmx picker: status %d rows %d", frag.StatusCode, frag.Count(t, "picker-row"))
 	}
@@ -438,7 +438,7 @@ func TestAggregateMembers(t *testing.T) {
 	}
 
 	// Bulk add: ticked and pasted, in one step.
-	page := c.follow(path, path+"/members", url.Values{"provider": {a.providerUUID("cn3")}, "bulk": {"cn4, numa1_1"}, "generation": {gen(agg.Generation)}})
+	page := c.Follow(path, path+"/members", url.Values{"provider": {a.providerUUID("cn3")}, "bulk": {"cn4, numa1_1"}, "generation": {gen(agg.Generation)}})
 	if got := page.Text(t, "flash-success"); !strings.Contains(got, "Added 2 providers to “aggC”: cn3, cn4.") || !strings.Contains(got, "Already members: numa1_1") {
 		t.Errorf("flash = %q", got)
 	}
@@ -449,7 +449,7 @@ func TestAggregateMembers(t *testing.T) {
 
 	// Unknown pasted name: refused next to the field, nothing added.
 	cur := a.aggregate(agg.UUID)
-	r = c.submit(path, path+"/members", url.Values{"bulk": {"cn5 ghost"}, "generation": {gen(cur.Generation)}})
+	r = c.Submit(path, path+"/members", url.Values{"bulk": {"cn5 ghost"}, "generation": {gen(cur.Generation)}})
 	if r.StatusCode != http.StatusNotFound || !strings.Contains(r.Text(t, "error-bulk"), "ghost") {
 		t.Errorf("unknown: status %d, error %q", r.StatusCode, r.Text(t, "error-bulk"))
 	}
@@ -458,25 +458,25 @@ func TestAggregateMembers(t *testing.T) {
 	}
 
 	// With hosts in it, delete is refused with the reason, not hidden.
-	r = c.get(path)
+	r = c.Get(path)
 	if r.Count(t, "aggregate-delete-disabled") != 1 || !strings.Contains(r.Text(t, "delete-reason"), "cn3") {
 		t.Errorf("delete should be disabled with a reason naming cn3: %q", r.Text(t, "delete-reason"))
 	}
-	page = c.follow(path, path+"/delete", nil)
+	page = c.Follow(path, path+"/delete", nil)
 	if got := page.Text(t, "flash-error"); !strings.Contains(got, "still has hosts") {
 		t.Errorf("forced delete flash = %q", got)
 	}
 
 	// Bulk remove the hosts, then delete after confirming.
-	page = c.follow(path, path+"/members/remove", url.Values{"provider": {a.providerUUID("cn3"), a.providerUUID("cn4")}, "generation": {gen(cur.Generation)}})
+	page = c.Follow(path, path+"/members/remove", url.Values{"provider": {a.providerUUID("cn3"), a.providerUUID("cn4")}, "generation": {gen(cur.Generation)}})
 	if got := page.Text(t, "flash-success"); !strings.Contains(got, "Removed 2 providers") {
 		t.Errorf("remove flash = %q", got)
 	}
-	confirm := c.get(path + "/delete")
+	confirm := c.Get(path + "/delete")
 	if confirm.Count(t, "confirm-submit") != 1 {
 		t.Fatalf("no confirmation step: %d", confirm.StatusCode)
 	}
-	page = c.follow(path+"/delete", path+"/delete", nil)
+	page = c.Follow(path+"/delete", path+"/delete", nil)
 	if got := page.Text(t, "flash-success"); !strings.Contains(got, "deleted") {
 		t.Errorf("delete flash = %q", got)
 	}
@@ -490,7 +490,7 @@ func TestAggregatePermissions(t *testing.T) {
 	agg := a.aggregate("aggA")
 	path := "/aggregates/" + agg.UUID
 	c := a.as("rita") // reader
-	r := c.get(path)
+	r := c.Get(path)
 	if r.StatusCode != http.StatusOK {
 		t.Fatalf("reader view: %d", r.StatusCode)
 	}
@@ -498,14 +498,14 @@ func TestAggregatePermissions(t *testing.T) {
 		t.Error("a reader should see no edit forms")
 	}
 	for _, p := range []string{"/aggregates/no-such-aggregate", "/flavors/no-such-flavor", "/server-groups/" + agg.UUID, "/providers/no-such-provider"} {
-		if r := c.get(p); r.StatusCode != http.StatusNotFound {
+		if r := c.Get(p); r.StatusCode != http.StatusNotFound {
 			t.Errorf("GET %s: %d, want 404", p, r.StatusCode)
 		}
 	}
-	if r := c.get("/aggregates/new"); r.StatusCode != http.StatusForbidden {
+	if r := c.Get("/aggregates/new"); r.StatusCode != http.StatusForbidden {
 		t.Errorf("reader GET new: %d", r.StatusCode)
 	}
-	r = c.submit(path, path+"/tenants", url.Values{"project": {"x"}, "generation": {gen(agg.Generation)}})
+	r = c.Submit(path, path+"/tenants", url.Values{"project": {"x"}, "generation": {gen(agg.Generation)}})
 	if r.StatusCode != http.StatusForbidden {
 		t.Errorf("reader POST: %d", r.StatusCode)
 	}

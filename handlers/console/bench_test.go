@@ -45,7 +45,7 @@ func BenchmarkPages100k(b *testing.B) {
 		b.Run(page.name, func(b *testing.B) {
 			c := a.asTB(b, a.AdminName)
 			// One checked request first: the page must show a full page of rows.
-			r := c.get(page.path)
+			r := c.Get(page.path)
 			if r.StatusCode != http.StatusOK {
 				b.Fatalf("GET %s: %d", page.path, r.StatusCode)
 			}
@@ -55,7 +55,7 @@ func BenchmarkPages100k(b *testing.B) {
 			var took []time.Duration
 			for b.Loop() {
 				t0 := time.Now()
-				r := c.get(page.path)
+				r := c.Get(page.path)
 				took = append(took, time.Since(t0))
 				if r.StatusCode != http.StatusOK {
 					b.Fatalf("GET %s: %d", page.path, r.StatusCode)

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/layout"
 	"corral/models"
 	"corral/models/store"
 	"corral/views"
@@ -46,7 +47,7 @@ func (h *Handler) FlavorList(c echo.Context) error {
 	if handlers.IsHTMX(c) {
 		return handlers.Render(c, http.StatusOK, cv.FlavorTable(props))
 	}
-	return handlers.Render(c, http.StatusOK, cv.FlavorList(handlers.NewPage(c, "Flavors", "flavors"), props))
+	return handlers.Render(c, http.StatusOK, cv.FlavorList(layout.Page(c, "Flavors", "flavors"), props))
 }
 
 func specEditor(rows []cv.KV, probs []cv.Problem, readOnly bool) cv.KVEditor {
@@ -70,7 +71,7 @@ func (h *Handler) renderFlavor(c echo.Context, status int, f cv.FlavorForm) erro
 	if f.Creating {
 		title = "New flavor"
 	}
-	return handlers.Render(c, status, cv.FlavorPage(handlers.NewPage(c, title, "flavors"), f))
+	return handlers.Render(c, status, cv.FlavorPage(layout.Page(c, title, "flavors"), f))
 }
 
 // FlavorNew shows the create form (GET /flavors/new).
@@ -218,7 +219,7 @@ func (h *Handler) FlavorConfirmDelete(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return handlers.Render(c, http.StatusOK, views.ConfirmPage(handlers.NewPage(c, "Delete flavor", "flavors"), views.Confirm{
+	return handlers.Render(c, http.StatusOK, views.ConfirmPage(layout.Page(c, "Delete flavor", "flavors"), views.Confirm{
 		Title:   "Delete flavor “" + fl.Name + "”?",
 		Message: "Requests naming this flavor will fail; servers already running keep their size.",
 		Action:  "/flavors/" + url.PathEscape(fl.ID) + "/delete",

@@ -15,7 +15,7 @@ import (
 func TestServerGroupList(t *testing.T) {
 	a := newApp(t)
 	// Admins see every project's groups, with the project column.
-	r := a.as(a.AdminName).get("/server-groups")
+	r := a.as(a.AdminName).Get("/server-groups")
 	if got := r.Texts(t, "group-name"); !slices.Equal(got, []string{"web", "db", "batch", "spread"}) {
 		t.Errorf("admin sees %v", got)
 	}
@@ -23,11 +23,11 @@ func TestServerGroupList(t *testing.T) {
 		t.Error("admin list should show projects")
 	}
 	// Filtered by project.
-	if got := a.as(a.AdminName).get("/server-groups?project=globex").Texts(t, "group-name"); !slices.Equal(got, []string{"batch"}) {
+	if got := a.as(a.AdminName).Get("/server-groups?project=globex").Texts(t, "group-name"); !slices.Equal(got, []string{"batch"}) {
 		t.Errorf("project=globex: %v", got)
 	}
 	// A member sees only its own project's.
-	r = a.as("mike").get("/server-groups")
+	r = a.as("mike").Get("/server-groups")
 	if got := r.Texts(t, "group-name"); !slices.Equal(got, []string{"web", "db", "spread"}) {
 		t.Errorf("mike (acme) sees %v", got)
 	}
@@ -35,15 +35,15 @@ func TestServerGroupList(t *testing.T) {
 		t.Error("a member's list needs no project column")
 	}
 	// ?project= does not widen a member's view.
-	if got := a.as("mike").get("/server-groups?project=globex").Texts(t, "group-name"); slices.Contains(got, "batch") {
+	if got := a.as("mike").Get("/server-groups?project=globex").Texts(t, "group-name"); slices.Contains(got, "batch") {
 		t.Errorf("member widened the view: %v", got)
 	}
 	// Another project's group is a 404 for a non-admin.
 	batch := store.DemoUUID("server_group", "batch")
-	if r := a.as("mike").get("/server-groups/" + batch); r.StatusCode != http.StatusNotFound {
+	if r := a.as("mike").Get("/server-groups/" + batch); r.StatusCode != http.StatusNotFound {
 		t.Errorf("mike GET batch: %d, want 404", r.StatusCode)
 	}
-	if r := a.as("rita").get("/server-groups/" + batch); r.StatusCode != http.StatusOK {
+	if r := a.as("rita").Get("/server-groups/" + batch); r.StatusCode != http.StatusOK {
 		t.Errorf("rita (globex reader) GET batch: %d", r.StatusCode)
 	} else if href, _ := r.Doc(t).Find(`[data-testid="quota-link"]`).Attr("href"); href != "/quotas/globex" {
 		t.Errorf("the group's quota link goes to %q, want /quotas/globex", href)
@@ -67,7 +67,7 @@ func TestServerGroupCreate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := c.submit("/server-groups/new", "/server-groups", tc.form)
+			r := c.Submit("/server-groups/new", "/server-groups", tc.form)
 			if r.StatusCode != http.StatusBadRequest {
 				t.Fatalf("status %d", r.StatusCode)
 			}
@@ -79,7 +79,7 @@ func TestServerGroupCreate(t *testing.T) {
 	if n, _ := a.Store.CountServerGroups(context.Background(), "acme"); n != 3 {
 		t.Fatalf("refused creates saved something: acme has %d groups", n)
 	}
-	page := c.follow("/server-groups/new", "/server-groups", url.Values{"name": {"spread3"}, "policy": {"anti-affinity"}, "max_server_per_host": {"3"}})
+	page := c.Follow("/server-groups/new", "/server-groups", url.Values{"name": {"spread3"}, "policy": {"anti-affinity"}, "max_server_per_host": {"3"}})
 	if got := page.Text(t, "flash-success"); !strings.Contains(got, "max_server_per_host=3") {
 		t.Errorf("flash = %q", got)
 	}
@@ -87,12 +87,12 @@ func TestServerGroupCreate(t *testing.T) {
 		t.Errorf("detail shows max %q project %q", page.Text(t, "group-max"), page.Text(t, "group-project"))
 	}
 	// A member cannot pick another project; an admin must name one.
-	r := a.as(a.AdminName).submit("/server-groups/new", "/server-groups", url.Values{"name": {"x"}, "policy": {"affinity"}})
+	r := a.as(a.AdminName).Submit("/server-groups/new", "/server-groups", url.Values{"name": {"x"}, "policy": {"affinity"}})
 	if r.StatusCode != http.StatusBadRequest || r.Text(t, "error-project") == "" {
 		t.Errorf("admin without project: %d %q", r.StatusCode, r.Text(t, "error-project"))
 	}
 	// Readers cannot create.
-	if r := a.as("rita").get("/server-groups/new"); r.StatusCode != http.StatusForbidden {
+	if r := a.as("rita").Get("/server-groups/new"); r.StatusCode != http.StatusForbidden {
 		t.Errorf("reader: %d", r.StatusCode)
 	}
 }
@@ -102,7 +102,7 @@ func TestServerGroupDetailCountsAndViolations(t *testing.T) {
 	c := a.as(a.AdminName)
 	web := store.DemoUUID("server_group", "web") // anti-affinity, max 2: web-1, web-2 on cn3, web-3 on cn4
 	path := "/server-groups/" + web
-	r := c.get(path)
+	r := c.Get(path)
 	counts := map[string]string{}
 	r.Doc(t).Find(sel("host-row")).Each(func(_ int, s *goqSel) {
 		counts[strings.TrimSpace(s.Find(sel("host-name")).Text())] = strings.TrimSpace(s.Find(sel("host-count")).Text()) + "/" + strings.TrimSpace(s.Find(sel("host-limit")).Text())
@@ -115,7 +115,7 @@ func TestServerGroupDetailCountsAndViolations(t *testing.T) {
 	}
 	// Add cache-1 (on cn1), then move web-3 onto cn3 to break the limit.
 	g, _ := a.Store.GetServerGroup(context.Background(), web)
-	page := c.follow(path, path+"/members", url.Values{"servers": {"cache-1"}, "generation": {gen(g.Generation)}})
+	page := c.Follow(path, path+"/members", url.Values{"servers": {"cache-1"}, "generation": {gen(g.Generation)}})
 	if got := page.Text(t, "flash-success"); !strings.Contains(got, "cache-1") {
 		t.Errorf("flash = %q", got)
 	}
@@ -125,14 +125,14 @@ func TestServerGroupDetailCountsAndViolations(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	r = c.get(path)
+	r = c.Get(path)
 	if v := r.Text(t, "group-violation"); !strings.Contains(v, "cn3 runs 3 members") {
 		t.Errorf("violation = %q", v)
 	}
 	if r.Count(t, "host-over") != 1 {
 		t.Error("cn3 should be marked over the limit")
 	}
-	if !slices.Contains(c.get("/server-groups").Texts(t, "group-violation"), "policy violated") {
+	if !slices.Contains(c.Get("/server-groups").Texts(t, "group-violation"), "policy violated") {
 		t.Error("the list should flag the violated group")
 	}
 
@@ -143,18 +143,18 @@ func TestServerGroupDetailCountsAndViolations(t *testing.T) {
 		{"web-1", "already a member"}, // in this group
 		{"", "at least one"},
 	} {
-		r := c.submit(path, path+"/members", url.Values{"servers": {tc.servers}, "generation": {gen(g.Generation)}})
+		r := c.Submit(path, path+"/members", url.Values{"servers": {tc.servers}, "generation": {gen(g.Generation)}})
 		if r.StatusCode < 400 || !strings.Contains(r.Text(t, "error-servers"), tc.want) {
 			t.Errorf("%q: status %d error %q", tc.servers, r.StatusCode, r.Text(t, "error-servers"))
 		}
 	}
 	// Another group's member is refused by the store (one group per server).
-	r = c.submit(path, path+"/members", url.Values{"servers": {"db-1"}, "generation": {gen(g.Generation)}})
+	r = c.Submit(path, path+"/members", url.Values{"servers": {"db-1"}, "generation": {gen(g.Generation)}})
 	if r.StatusCode != http.StatusConflict || !strings.Contains(r.Text(t, "error-servers"), "already in server group db") {
 		t.Errorf("db-1: status %d error %q", r.StatusCode, r.Text(t, "error-servers"))
 	}
 	// Stale generation.
-	r = c.submit(path, path+"/members", url.Values{"servers": {"reserved-1"}, "generation": {gen(g.Generation - 1)}})
+	r = c.Submit(path, path+"/members", url.Values{"servers": {"reserved-1"}, "generation": {gen(g.Generation - 1)}})
 	if r.StatusCode != http.StatusConflict || !strings.Contains(r.Text(t, "error-servers"), "changed by someone else") {
 		t.Errorf("stale: status %d error %q", r.StatusCode, r.Text(t, "error-servers"))
 	}
@@ -163,14 +163,14 @@ func TestServerGroupDetailCountsAndViolations(t *testing.T) {
 	}
 
 	// Remove members, then delete the group after confirming.
-	page = c.follow(path, path+"/members/remove", url.Values{"server": {store.DemoUUID("server", "cache-1")}, "generation": {gen(g.Generation)}})
+	page = c.Follow(path, path+"/members/remove", url.Values{"server": {store.DemoUUID("server", "cache-1")}, "generation": {gen(g.Generation)}})
 	if got := page.Text(t, "flash-success"); !strings.Contains(got, "Removed 1 server") {
 		t.Errorf("flash = %q", got)
 	}
-	if c.get(path+"/delete").Count(t, "confirm-submit") != 1 {
+	if c.Get(path+"/delete").Count(t, "confirm-submit") != 1 {
 		t.Error("no confirmation page")
 	}
-	page = c.follow(path+"/delete", path+"/delete", nil)
+	page = c.Follow(path+"/delete", path+"/delete", nil)
 	if got := page.Text(t, "flash-success"); !strings.Contains(got, "deleted") {
 		t.Errorf("delete flash %q", got)
 	}
@@ -185,7 +185,7 @@ func TestAffinityViolation(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	r := a.as("mike").get("/server-groups/" + db)
+	r := a.as("mike").Get("/server-groups/" + db)
 	if v := r.Text(t, "group-violation"); !strings.Contains(v, "2 hosts (cn3, cn4)") {
 		t.Errorf("violation = %q", v)
 	}
@@ -194,11 +194,11 @@ func TestAffinityViolation(t *testing.T) {
 func TestFlavorPages(t *testing.T) {
 	a := newApp(t)
 	c := a.as(a.AdminName)
-	r := c.get("/flavors")
+	r := c.Get("/flavors")
 	if n := r.Count(t, "flavor-row"); n != 7 {
 		t.Errorf("flavors listed: %d", n)
 	}
-	if got := c.get("/flavors?q=ssd").Texts(t, "flavor-name"); !slices.Equal(got, []string{"m1.not-ssd", "m1.ssd"}) {
+	if got := c.Get("/flavors?q=ssd").Texts(t, "flavor-name"); !slices.Equal(got, []string{"m1.not-ssd", "m1.ssd"}) {
 		t.Errorf("search ssd: %v", got)
 	}
 
@@ -213,12 +213,12 @@ func TestFlavorPages(t *testing.T) {
 	}
 	for _, tc := range cases {
 		form := url.Values{"name": {"f-bad"}, "vcpus": {"1"}, "ram_mb": {"512"}, "disk_gb": {"1"}, "key": {tc.key}, "value": {tc.value}}
-		r := c.submit("/flavors/new", "/flavors", form)
+		r := c.Submit("/flavors/new", "/flavors", form)
 		if r.StatusCode != http.StatusBadRequest || !strings.Contains(r.Text(t, "kv-error"), tc.want) {
 			t.Errorf("%s=%s: status %d, errors %q", tc.key, tc.value, r.StatusCode, r.Text(t, "kv-error"))
 		}
 	}
-	r = c.submit("/flavors/new", "/flavors", url.Values{"name": {"f-bad"}, "vcpus": {"0"}, "ram_mb": {"x"}, "disk_gb": {"1"}})
+	r = c.Submit("/flavors/new", "/flavors", url.Values{"name": {"f-bad"}, "vcpus": {"0"}, "ram_mb": {"x"}, "disk_gb": {"1"}})
 	if r.StatusCode != http.StatusBadRequest || r.Text(t, "error-vcpus") == "" || r.Text(t, "error-ram_mb") == "" {
 		t.Errorf("sizes: %d %q %q", r.StatusCode, r.Text(t, "error-vcpus"), r.Text(t, "error-ram_mb"))
 	}
@@ -227,7 +227,7 @@ func TestFlavorPages(t *testing.T) {
 	}
 
 	// Create, then edit with the generation, then a stale edit.
-	page := c.follow("/flavors/new", "/flavors", url.Values{"name": {"f1"}, "vcpus": {"2"}, "ram_mb": {"4096"}, "disk_gb": {"10"},
+	page := c.Follow("/flavors/new", "/flavors", url.Values{"name": {"f1"}, "vcpus": {"2"}, "ram_mb": {"4096"}, "disk_gb": {"10"},
 		"key": {"aggregate_instance_extra_specs:ssd", ""}, "value": {"true", ""}})
 	if got := page.Text(t, "flash-success"); !strings.Contains(got, "1 extra spec") {
 		t.Errorf("flash %q", got)
@@ -237,29 +237,29 @@ func TestFlavorPages(t *testing.T) {
 		t.Fatalf("stored %+v %v", fl, err)
 	}
 	path := "/flavors/" + fl.ID
-	page = c.follow(path, path, url.Values{"name": {"f1"}, "vcpus": {"2"}, "ram_mb": {"4096"}, "disk_gb": {"10"}, "generation": {gen(fl.Generation)},
+	page = c.Follow(path, path, url.Values{"name": {"f1"}, "vcpus": {"2"}, "ram_mb": {"4096"}, "disk_gb": {"10"}, "generation": {gen(fl.Generation)},
 		"key": {"aggregate_instance_extra_specs:ssd", "aggregate_instance_extra_specs:gpu"}, "value": {"s!= true", "<in> a100"}})
 	if got := page.Text(t, "flash-success"); !strings.Contains(got, "1 added, 1 changed, 0 removed") {
 		t.Errorf("flash %q", got)
 	}
-	r = c.submit(path, path, url.Values{"name": {"f1"}, "vcpus": {"2"}, "ram_mb": {"4096"}, "disk_gb": {"10"}, "generation": {gen(fl.Generation)}})
+	r = c.Submit(path, path, url.Values{"name": {"f1"}, "vcpus": {"2"}, "ram_mb": {"4096"}, "disk_gb": {"10"}, "generation": {gen(fl.Generation)}})
 	if r.StatusCode != http.StatusConflict || !strings.Contains(r.Text(t, "form-error"), "changed by someone else") {
 		t.Errorf("stale: %d %q", r.StatusCode, r.Text(t, "form-error"))
 	}
 
 	// Live validation of the specs.
-	r = c.submit(path, "/flavors/validate", url.Values{"key": {"aggregate_instance_extra_specs:ram"}, "value": {"= lots"}})
+	r = c.Submit(path, "/flavors/validate", url.Values{"key": {"aggregate_instance_extra_specs:ram"}, "value": {"= lots"}})
 	if !strings.Contains(r.Text(t, "kv-error"), "not a number") || strings.Contains(r.Body, "<html") {
 		t.Errorf("live: %s", r.Body)
 	}
 
 	// Delete after confirming.
-	page = c.follow(path+"/delete", path+"/delete", nil)
+	page = c.Follow(path+"/delete", path+"/delete", nil)
 	if !strings.Contains(page.Text(t, "flash-success"), "deleted") {
 		t.Errorf("delete flash %q", page.Text(t, "flash-success"))
 	}
 	// A reader sees flavors but no save button.
-	if r := a.as("rita").get("/flavors/" + store.DemoUUID("flavor", "m1.ssd")); r.StatusCode != http.StatusOK || r.Count(t, "flavor-submit") != 0 {
+	if r := a.as("rita").Get("/flavors/" + store.DemoUUID("flavor", "m1.ssd")); r.StatusCode != http.StatusOK || r.Count(t, "flavor-submit") != 0 {
 		t.Errorf("reader flavor page: %d, submit %d", r.StatusCode, r.Count(t, "flavor-submit"))
 	}
 }
@@ -267,7 +267,7 @@ func TestFlavorPages(t *testing.T) {
 func TestProviderPages(t *testing.T) {
 	a := newApp(t)
 	c := a.as("rita")
-	r := c.get("/providers")
+	r := c.Get("/providers")
 	if r.StatusCode != http.StatusOK {
 		t.Fatalf("status %d", r.StatusCode)
 	}
@@ -294,7 +294,7 @@ func TestProviderPages(t *testing.T) {
 		t.Errorf("ss1 serves %q, want cn2", ss1)
 	}
 	// Paged on the server.
-	p := c.get("/providers?limit=3")
+	p := c.Get("/providers?limit=3")
 	if n := p.Doc(t).Find(sel("provider-tree") + " > li").Length(); n != 3 {
 		t.Errorf("limit=3 shows %d roots", n)
 	}
@@ -302,7 +302,7 @@ func TestProviderPages(t *testing.T) {
 		t.Errorf("pager %q", p.Text(t, "pager-range"))
 	}
 	// Search finds children too, with their place in the tree.
-	s := c.get("/providers?q=numa1_")
+	s := c.Get("/providers?q=numa1_")
 	if got := s.Texts(t, "provider-name"); !slices.Equal(got, []string{"numa1_1", "numa1_2"}) {
 		t.Errorf("search: %v", got)
 	}
@@ -310,17 +310,17 @@ func TestProviderPages(t *testing.T) {
 		t.Errorf("paths: %v", got)
 	}
 	// Detail: traits, aggregates, parent and root.
-	d := c.get("/providers/numa1_1")
+	d := c.Get("/providers/numa1_1")
 	if d.Text(t, "provider-kind") != "child" || d.Text(t, "provider-parent") != "cn1" {
 		t.Errorf("numa1_1: kind %q parent %q", d.Text(t, "provider-kind"), d.Text(t, "provider-parent"))
 	}
 	if got := d.Doc(t).Find(sel("provider-facts") + " " + sel("provider-aggregate")).Text(); got != "aggC" {
 		t.Errorf("numa1_1 aggregates %q", got)
 	}
-	if got := c.get("/providers/cn6").Doc(t).Find(sel("provider-facts") + " " + sel("trait")).Map(func(_ int, x *goqSel) string { return x.Text() }); !slices.Equal(got, []string{"CUSTOM_GPU", "HW_CPU_X86_AVX2"}) {
+	if got := c.Get("/providers/cn6").Doc(t).Find(sel("provider-facts") + " " + sel("trait")).Map(func(_ int, x *goqSel) string { return x.Text() }); !slices.Equal(got, []string{"CUSTOM_GPU", "HW_CPU_X86_AVX2"}) {
 		t.Errorf("cn6 traits %v", got)
 	}
-	if r := c.get("/providers/nope"); r.StatusCode != http.StatusNotFound {
+	if r := c.Get("/providers/nope"); r.StatusCode != http.StatusNotFound {
 		t.Errorf("unknown provider: %d", r.StatusCode)
 	}
 }
@@ -328,7 +328,7 @@ func TestProviderPages(t *testing.T) {
 func TestSettingsPage(t *testing.T) {
 	a := newApp(t)
 	c := a.as(a.AdminName)
-	r := c.get("/settings")
+	r := c.Get("/settings")
 	if got := r.Texts(t, "filter-name"); len(got) != 5 || got[0] != models.FilterAggregateInstanceExtraSpecs {
 		t.Errorf("filters %v", got)
 	}
@@ -348,20 +348,20 @@ func TestSettingsPage(t *testing.T) {
 	// Bad multiplier: next to the field, nothing saved.
 	bad := form(0)
 	bad.Set("soft_affinity_weight_multiplier", "lots")
-	r = c.submit("/settings", "/settings", bad)
+	r = c.Submit("/settings", "/settings", bad)
 	if r.StatusCode != http.StatusBadRequest || r.Text(t, "error-soft_affinity_weight_multiplier") == "" {
 		t.Errorf("bad multiplier: %d", r.StatusCode)
 	}
 	neg := form(0)
 	neg.Set("soft_anti_affinity_weight_multiplier", "-1")
-	r = c.submit("/settings", "/settings", neg)
+	r = c.Submit("/settings", "/settings", neg)
 	if r.StatusCode != http.StatusBadRequest || !strings.Contains(r.Text(t, "error-soft_anti_affinity_weight_multiplier"), "negative") {
 		t.Errorf("negative multiplier: %d %q", r.StatusCode, r.Text(t, "error-soft_anti_affinity_weight_multiplier"))
 	}
 	if _, g, _ := a.Store.GetSettings(context.Background()); g != 0 {
 		t.Fatal("refused settings were saved")
 	}
-	page := c.follow("/settings", "/settings", form(0))
+	page := c.Follow("/settings", "/settings", form(0))
 	if got := page.Text(t, "flash-success"); !strings.Contains(got, models.FilterAggregateInstanceType+" → "+models.FilterAggregateMultiTenancy) {
 		t.Errorf("flash %q", got)
 	}
@@ -371,7 +371,7 @@ func TestSettingsPage(t *testing.T) {
 		t.Errorf("stored %+v gen %d", st, g)
 	}
 	// A stale save is refused.
-	r = c.submit("/settings", "/settings", form(0))
+	r = c.Submit("/settings", "/settings", form(0))
 	if r.StatusCode != http.StatusConflict || !strings.Contains(r.Text(t, "form-error"), "changed by someone else") {
 		t.Errorf("stale: %d %q", r.StatusCode, r.Text(t, "form-error"))
 	}
@@ -381,7 +381,7 @@ func TestSettingsPage(t *testing.T) {
 		t.Errorf("audit %+v %v", evs, err)
 	}
 	// Readers see the page, cannot save.
-	if r := a.as("rita").get("/settings"); r.StatusCode != http.StatusOK || r.Count(t, "settings-save") != 0 {
+	if r := a.as("rita").Get("/settings"); r.StatusCode != http.StatusOK || r.Count(t, "settings-save") != 0 {
 		t.Errorf("reader: %d", r.StatusCode)
 	}
 }
@@ -410,7 +410,7 @@ func TestProviderKindFilter(t *testing.T) {
 		{"/providers?kind=host&q=numa", nil, 0, "", ""},
 	}
 	for _, tc := range cases {
-		r := c.get(tc.path)
+		r := c.Get(tc.path)
 		if r.StatusCode != http.StatusOK {
 			t.Fatalf("%s: status %d", tc.path, r.StatusCode)
 		}
@@ -444,17 +444,17 @@ func TestProviderKindFilter(t *testing.T) {
 		}
 	}
 	// Sharing providers listed flat still say which trees they serve.
-	s := c.get("/providers?kind=sharing&q=ss1")
+	s := c.Get("/providers?kind=sharing&q=ss1")
 	if got := strings.Join(s.Texts(t, "served-tree"), ","); got != "cn2" {
 		t.Errorf("ss1 in the flat list serves %q, want cn2", got)
 	}
 	// Paging links carry the filter.
-	h := c.get("/providers?kind=host&limit=3")
+	h := c.Get("/providers?kind=host&limit=3")
 	if next := h.Doc(t).Find(sel("pager-next")).AttrOr("href", ""); !strings.Contains(next, "kind=host") {
 		t.Errorf("next page link %q lacks the filter", next)
 	}
 	// An unknown kind shows every root, as without a filter.
-	if got := topNames(c.get("/providers?kind=compute")); len(got) != 10 {
+	if got := topNames(c.Get("/providers?kind=compute")); len(got) != 10 {
 		t.Errorf("unknown kind shows %d roots, want 10", len(got))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/layout"
 	"corral/models"
 	"corral/models/store"
 	"corral/views"
@@ -183,7 +184,7 @@ func (h *Handler) ProviderList(c echo.Context) error {
 	if handlers.IsHTMX(c) {
 		return handlers.Render(c, http.StatusOK, cv.ProviderListBody(d))
 	}
-	return handlers.Render(c, http.StatusOK, cv.ProviderList(handlers.NewPage(c, "Resource providers", "providers"), d))
+	return handlers.Render(c, http.StatusOK, cv.ProviderList(layout.Page(c, "Resource providers", "providers"), d))
 }
 
 // ProviderDetail shows one provider with its subtree (GET /providers/:id,
@@ -221,5 +222,5 @@ func (h *Handler) ProviderDetail(c echo.Context) error {
 		inv := p.Inventories[rc]
 		d.Inventory = append(d.Inventory, cv.InventoryRow{Class: rc, Total: inv.Total, Reserved: inv.Reserved, Ratio: inv.AllocationRatio, Used: p.Usages[rc]})
 	}
-	return handlers.Render(c, http.StatusOK, cv.ProviderDetail(handlers.NewPage(c, p.Name, "providers"), d))
+	return handlers.Render(c, http.StatusOK, cv.ProviderDetail(layout.Page(c, p.Name, "providers"), d))
 }

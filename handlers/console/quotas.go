@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/layout"
 	"corral/models"
 	"corral/models/store"
 	"corral/views"
@@ -46,7 +47,7 @@ func quotaRow(u store.ProjectUsage) cv.QuotaRow {
 
 // QuotaList lists projects with their quotas and usage (GET /quotas).
 func (h *Handler) QuotaList(c echo.Context) error {
-	page := handlers.NewPage(c, "Quotas", "quotas")
+	page := layout.Page(c, "Quotas", "quotas")
 	l := cv.QuotaListProps{AllProjects: isAdmin(c)}
 	project := ""
 	if l.AllProjects {
@@ -135,7 +136,7 @@ func parseLimit(s string) (int, string) {
 }
 
 func (h *Handler) renderQuota(c echo.Context, status int, f cv.QuotaForm) error {
-	return handlers.Render(c, status, cv.QuotaDetail(handlers.NewPage(c, "Quotas of "+f.Row.Project, "quotas"), f))
+	return handlers.Render(c, status, cv.QuotaDetail(layout.Page(c, "Quotas of "+f.Row.Project, "quotas"), f))
 }
 
 // QuotaDetail shows a project's quotas (GET /quotas/:project).

@@ -46,7 +46,7 @@ func TestQuotaListShowsEveryProject(t *testing.T) {
 	if err := a.Store.SetQuota(ctx, admin, "quota-only", models.QuotaServerGroupMembers, 4); err != nil {
 		t.Fatal(err)
 	}
-	r := a.as(a.AdminName).get("/quotas")
+	r := a.as(a.AdminName).Get("/quotas")
 	if r.StatusCode != http.StatusOK {
 		t.Fatalf("GET /quotas: %d", r.StatusCode)
 	}
@@ -88,11 +88,11 @@ func TestQuotaListShowsEveryProject(t *testing.T) {
 		})
 	}
 	// The search narrows the list; an unknown project offers its page.
-	r = a.as(a.AdminName).get("/quotas?q=GLOB")
+	r = a.as(a.AdminName).Get("/quotas?q=GLOB")
 	if got := r.Texts(t, "quota-project"); len(got) != 1 || got[0] != "globex" {
 		t.Errorf("search GLOB = %v", got)
 	}
-	r = a.as(a.AdminName).get("/quotas?q=newco")
+	r = a.as(a.AdminName).Get("/quotas?q=newco")
 	if href, _ := r.Doc(t).Find(sel("quota-open")).Attr("href"); href != "/quotas/newco" {
 		t.Errorf("offer for an unknown project = %q", href)
 	}
@@ -104,7 +104,7 @@ func TestQuotaSetIsEnforcedByComputeAPI(t *testing.T) {
 	a := newApp(t)
 	ctx := context.Background()
 	adm := a.as(a.AdminName)
-	page := adm.follow("/quotas/acme", "/quotas/acme", url.Values{
+	page := adm.Follow("/quotas/acme", "/quotas/acme", url.Values{
 		"server_groups": {"4"}, "server_group_members": {"3"},
 		"expect_server_groups": {"10"}, "expect_server_group_members": {"10"},
 	})
@@ -165,7 +165,7 @@ func TestQuotaSetIsEnforcedByComputeAPI(t *testing.T) {
 		t.Errorf("4th member: %v, want over quota", err)
 	}
 	// The list page now shows acme's groups quota as full.
-	r := adm.get("/quotas")
+	r := adm.Get("/quotas")
 	if got := cellText(quotaRow(t, r, "acme"), "quota-full-server_groups"); got != "full" {
 		t.Errorf("acme groups badge = %q", got)
 	}
@@ -222,9 +222,9 @@ func TestQuotaInvalidInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := adm.submit("/quotas/acme", "/quotas/acme", url.Values{"server_groups": {tc.groups}, "server_group_members": {tc.member}})
+			r := adm.Submit("/quotas/acme", "/quotas/acme", url.Values{"server_groups": {tc.groups}, "server_group_members": {tc.member}})
 			if r.StatusCode != tc.status {
-				t.Fatalf("status %d, want %d; errors %q", r.StatusCode, tc.status, r.errorsText(t))
+				t.Fatalf("status %d, want %d; errors %q", r.StatusCode, tc.status, r.ErrorsText())
 			}
 			if got := r.Text(t, "error-"+tc.field); !strings.Contains(got, tc.want) {
 				t.Errorf("error next to %s = %q, want %q", tc.field, got, tc.want)
@@ -238,7 +238,7 @@ func TestQuotaInvalidInput(t *testing.T) {
 		})
 	}
 	// "Force" lets a limit go below usage; the page then flags it.
-	page := adm.follow("/quotas/acme", "/quotas/acme", url.Values{"server_groups": {"2"}, "server_group_members": {"unlimited"}, "force": {"true"}})
+	page := adm.Follow("/quotas/acme", "/quotas/acme", url.Values{"server_groups": {"2"}, "server_group_members": {"unlimited"}, "force": {"true"}})
 	if got := page.Text(t, "quota-over-server_groups"); got != "over the limit" {
 		t.Errorf("over badge = %q", got)
 	}
@@ -254,7 +254,7 @@ func TestQuotaInvalidInput(t *testing.T) {
 func TestQuotaConcurrentChange(t *testing.T) {
 	a := newApp(t)
 	adm := a.as(a.AdminName)
-	form := adm.get("/quotas/globex")
+	form := adm.Get("/quotas/globex")
 	expect, _ := form.Doc(t).Find(`input[name="expect_server_groups"]`).Attr("value")
 	if expect != "10" {
 		t.Fatalf("expect_server_groups = %q", expect)
@@ -262,7 +262,7 @@ func TestQuotaConcurrentChange(t *testing.T) {
 	if err := a.Store.SetQuota(context.Background(), store.Actor{Name: "other"}, "globex", models.QuotaServerGroups, 7); err != nil {
 		t.Fatal(err)
 	}
-	r := adm.submit("/quotas/acme", "/quotas/globex", url.Values{
+	r := adm.Submit("/quotas/acme", "/quotas/globex", url.Values{
 		"server_groups": {"5"}, "server_group_members": {"10"},
 		"expect_server_groups": {expect}, "expect_server_group_members": {"10"},
 	})
@@ -278,8 +278,8 @@ func TestQuotaReset(t *testing.T) {
 	a := newApp(t)
 	ctx := context.Background()
 	adm := a.as(a.AdminName)
-	adm.follow("/quotas/globex", "/quotas/globex", url.Values{"server_groups": {"unlimited"}, "server_group_members": {"6"}})
-	page := adm.follow("/quotas/globex", "/quotas/globex/reset", nil)
+	adm.Follow("/quotas/globex", "/quotas/globex", url.Values{"server_groups": {"unlimited"}, "server_group_members": {"6"}})
+	page := adm.Follow("/quotas/globex", "/quotas/globex/reset", nil)
 	if got := page.Text(t, "flash-success"); !strings.Contains(got, "reset to the default") {
 		t.Errorf("flash = %q", got)
 	}
@@ -298,7 +298,7 @@ func TestQuotaReset(t *testing.T) {
 	if len(events) != 2 || events[0].Action != "reset" || events[1].Action != "reset" {
 		t.Errorf("latest quota events = %+v", events)
 	}
-	page = adm.follow("/quotas/globex", "/quotas/globex/reset", nil)
+	page = adm.Follow("/quotas/globex", "/quotas/globex/reset", nil)
 	if got := page.Text(t, "flash-warning"); !strings.Contains(got, "Nothing to reset") {
 		t.Errorf("second reset flash = %q", got)
 	}
@@ -315,7 +315,7 @@ func TestQuotaNonAdmins(t *testing.T) {
 	} {
 		t.Run(tc.user, func(t *testing.T) {
 			c := a.as(tc.user)
-			r := c.get("/quotas")
+			r := c.Get("/quotas")
 			if got := r.Texts(t, "quota-project"); len(got) != 1 || got[0] != tc.project {
 				t.Errorf("%s sees projects %v", tc.user, got)
 			}
@@ -325,15 +325,15 @@ func TestQuotaNonAdmins(t *testing.T) {
 			if cur, _ := r.Doc(t).Find(`[aria-current="page"]`).Attr("data-testid"); cur != "nav-quotas" {
 				t.Errorf("current page marked %q", cur)
 			}
-			own := c.get("/quotas/" + tc.project)
+			own := c.Get("/quotas/" + tc.project)
 			if own.StatusCode != http.StatusOK || own.Count(t, "quota-form") != 0 || own.Count(t, "quota-readonly") != 1 {
 				t.Errorf("own page: status %d, %d forms", own.StatusCode, own.Count(t, "quota-form"))
 			}
-			if st := c.get("/quotas/" + tc.other).StatusCode; st != http.StatusNotFound {
+			if st := c.Get("/quotas/" + tc.other).StatusCode; st != http.StatusNotFound {
 				t.Errorf("another project's page: %d, want 404", st)
 			}
 			for _, action := range []string{"/quotas/" + tc.project, "/quotas/" + tc.project + "/reset"} {
-				r := c.submit("/quotas/"+tc.project, action, url.Values{"server_groups": {"unlimited"}, "server_group_members": {"unlimited"}})
+				r := c.Submit("/quotas/"+tc.project, action, url.Values{"server_groups": {"unlimited"}, "server_group_members": {"unlimited"}})
 				if r.StatusCode != http.StatusForbidden {
 					t.Errorf("POST %s: %d, want 403", action, r.StatusCode)
 				}
@@ -439,7 +439,7 @@ func TestQuotaProjectIDsNeedingEscapes(t *testing.T) {
 				t.Fatal(err)
 			}
 			href, _ := d.Find(sel("quota-link")).Attr("href")
-			page := adm.follow(href, href, url.Values{"server_groups": {"3"}, "server_group_members": {"unlimited"}})
+			page := adm.Follow(href, href, url.Values{"server_groups": {"3"}, "server_group_members": {"unlimited"}})
 			if got := page.Text(t, "page-title"); got != "Quotas of "+project {
 				t.Errorf("%s leads to %q", href, got)
 			}
@@ -455,7 +455,7 @@ func TestQuotaProjectIDsNeedingEscapes(t *testing.T) {
 func TestQuotaNavigation(t *testing.T) {
 	a := newApp(t)
 	for _, user := range []string{a.AdminName, "mike", "rita"} {
-		if n := a.as(user).get("/").Count(t, "nav-quotas"); n != 1 {
+		if n := a.as(user).Get("/").Count(t, "nav-quotas"); n != 1 {
 			t.Errorf("%s sees %d Quotas entries", user, n)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/layout"
 	"corral/models"
 	"corral/models/scheduling"
 	"corral/models/store"
@@ -59,7 +60,7 @@ func (h *Handler) GroupList(c echo.Context) error {
 	} else if project == "" {
 		// A non-admin without a project owns no groups; "" would mean all.
 		props.Pager = views.Pager{Path: "/server-groups"}
-		return handlers.Render(c, http.StatusOK, cv.GroupList(handlers.NewPage(c, "Server groups", "server-groups"), props))
+		return handlers.Render(c, http.StatusOK, cv.GroupList(layout.Page(c, "Server groups", "server-groups"), props))
 	}
 	groups, err := h.store().ListServerGroups(ctx, store.ServerGroupQuery{ProjectID: project, Offset: offset, Limit: limit})
 	if err != nil {
@@ -79,7 +80,7 @@ func (h *Handler) GroupList(c echo.Context) error {
 		props.Rows = append(props.Rows, cv.GroupRow{G: g, Violations: len(violations)})
 	}
 	props.Pager = views.Pager{Offset: offset, Limit: limit, Total: total, Path: "/server-groups", Query: c.QueryParams()}
-	return handlers.Render(c, http.StatusOK, cv.GroupList(handlers.NewPage(c, "Server groups", "server-groups"), props))
+	return handlers.Render(c, http.StatusOK, cv.GroupList(layout.Page(c, "Server groups", "server-groups"), props))
 }
 
 // serverResolver looks servers up once per request.
@@ -144,7 +145,7 @@ func (h *Handler) GroupNew(c echo.Context) error {
 }
 
 func (h *Handler) renderGroupNew(c echo.Context, status int, f cv.GroupForm) error {
-	return handlers.Render(c, status, cv.GroupNew(handlers.NewPage(c, "New server group", "server-groups"), f))
+	return handlers.Render(c, status, cv.GroupNew(layout.Page(c, "New server group", "server-groups"), f))
 }
 
 // GroupCreate creates a group (POST /server-groups), checking what Nova's
@@ -228,7 +229,7 @@ func (h *Handler) renderGroup(c echo.Context, status int, g *models.ServerGroup,
 	if opt != nil {
 		opt(&d)
 	}
-	return handlers.Render(c, status, cv.GroupDetail(handlers.NewPage(c, g.Name, "server-groups"), d))
+	return handlers.Render(c, status, cv.GroupDetail(layout.Page(c, g.Name, "server-groups"), d))
 }
 
 // findServer resolves a server by uuid, or by name within project.
@@ -362,7 +363,7 @@ func (h *Handler) GroupConfirmDelete(c echo.Context) error {
 	if !canEditGroup(c, g) {
 		return models.E(models.Forbidden, "", "only members of project %s and admins delete this group", g.ProjectID)
 	}
-	return handlers.Render(c, http.StatusOK, views.ConfirmPage(handlers.NewPage(c, "Delete server group", "server-groups"), views.Confirm{
+	return handlers.Render(c, http.StatusOK, views.ConfirmPage(layout.Page(c, "Delete server group", "server-groups"), views.Confirm{
 		Title:   "Delete server group “" + g.Name + "”?",
 		Message: fmt.Sprintf("Its %s keep running but are no longer placed by the %s policy.", views.Plural(len(g.Members), "member", "members"), g.Policy),
 		Action:  "/server-groups/" + g.UUID + "/delete",

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/layout"
 	"corral/models"
 	"corral/models/scheduling"
 	cv "corral/views/console"
@@ -56,7 +57,7 @@ func (h *Handler) Settings(c echo.Context) error {
 }
 
 func (h *Handler) renderSettings(c echo.Context, status int, f cv.SettingsForm) error {
-	return handlers.Render(c, status, cv.SettingsPage(handlers.NewPage(c, "Settings", "settings"), f))
+	return handlers.Render(c, status, cv.SettingsPage(layout.Page(c, "Settings", "settings"), f))
 }
 
 // SettingsSave saves the settings (POST /settings) in one audited write;

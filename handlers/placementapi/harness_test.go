@@ -1,21 +1,17 @@
 package placementapi_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"sort"
 	"strings"
 	"testing"
 
-	"corral/handlers"
 	"corral/models"
 	"corral/models/store"
 	"corral/models/store/storetest"
-	"corral/web"
+	"corral/web/webtest"
 )
 
 // app is the real corral application on a real database, with an admin
@@ -26,34 +22,16 @@ type app struct {
 	Store  *store.Store
 	Admin  string // admin's token
 	Reader string // reader's token
+	web    *webtest.App
 }
 
 func startApp(t testing.TB, st *store.Store) *app {
 	t.Helper()
-	ctx := context.Background()
-	env := &handlers.Env{Store: st, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	e, err := web.New(env, web.Config{})
-	if err != nil {
-		t.Fatalf("web.New: %v", err)
-	}
-	srv := httptest.NewServer(e)
-	t.Cleanup(srv.Close)
-	a := &app{t: t, URL: srv.URL + "/placement", Store: st}
-	cli := store.Actor{Name: "test", Via: "cli"}
-	for _, u := range []struct {
-		name, role string
-		tok        *string
-	}{{"ops-admin", models.RoleAdmin, &a.Admin}, {"ops-reader", models.RoleReader, &a.Reader}} {
-		if _, err := st.CreateUser(ctx, cli, u.name, "a-long-enough-password", u.role, "ops"); err != nil {
-			t.Fatalf("create user %s: %v", u.name, err)
-		}
-		plain, _, err := st.CreateToken(ctx, cli, u.name, "placement tests")
-		if err != nil {
-			t.Fatalf("create token for %s: %v", u.name, err)
-		}
-		*u.tok = plain
-	}
-	return a
+	w := webtest.StartWith(t, webtest.Options{Store: st, Tokens: true, Users: []webtest.User{
+		{Name: "ops-admin", Role: models.RoleAdmin, Project: "ops", Password: "a-long-enough-password"},
+		{Name: "ops-reader", Role: models.RoleReader, Project: "ops", Password: "a-long-enough-password"},
+	}})
+	return &app{t: t, URL: w.URL + "/placement", Store: st, Admin: w.Tokens["ops-admin"], Reader: w.Tokens["ops-reader"], web: w}
 }
 
 // forEachStore runs fn on a fresh app over SQLite and, when
@@ -127,16 +105,11 @@ func (a *app) try(method, path, version, token string, body any) (resp, error) {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	res, err := http.DefaultClient.Do(req)
+	r, err := a.web.Client(a.t).Try(req)
 	if err != nil {
 		return resp{}, err
 	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return resp{}, err
-	}
-	return resp{Status: res.StatusCode, Header: res.Header, Body: b}, nil
+	return resp{Status: r.StatusCode, Header: r.Header, Body: []byte(r.Body)}, nil
 }
 
 // must sends a request as admin and fails unless the status is want.

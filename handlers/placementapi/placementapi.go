@@ -175,7 +175,7 @@ func version(c echo.Context) placement.Version {
 // requireRole lets through callers holding at least role. Placement's
 // default policy is admin-only for everything; corral lets readers read.
 // policy names the rule in the 403 message ("" derives it from the route).
-func (api *API) requireRole(role, policy string) echo.MiddlewareFunc {
+func (api *API) requireRole(role models.Role, policy string) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			u := handlers.CurrentUser(c)

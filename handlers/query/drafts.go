@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/layout"
 	"corral/models"
 	"corral/models/scheduling"
 	"corral/views"
@@ -49,7 +50,7 @@ func (h *Handler) renderDrafts(c echo.Context, status int, name string, errs map
 		props.Drafts = append(props.Drafts, views.DraftRow{ID: d.ID, Name: d.Name, Author: d.Author,
 			Created: views.When(d.CreatedAt), Changes: len(cs), BaseRevision: d.BaseRevision, Stale: len(conflicts) > 0})
 	}
-	return handlers.Render(c, status, views.Drafts(handlers.NewPage(c, "Drafts", "drafts"), props))
+	return handlers.Render(c, status, views.Drafts(layout.Page(c, "Drafts", "drafts"), props))
 }
 
 // CreateDraft is POST /drafts.
@@ -105,7 +106,7 @@ func (h *Handler) renderDraft(c echo.Context, status int, form views.DraftChange
 		}
 		props.Providers = append(props.Providers, p.Name)
 	}
-	return handlers.Render(c, status, views.Draft(handlers.NewPage(c, "Draft "+d.Name, "drafts"), props))
+	return handlers.Render(c, status, views.Draft(layout.Page(c, "Draft "+d.Name, "drafts"), props))
 }
 
 // AddChange is POST /drafts/:id/changes: the change is checked against live

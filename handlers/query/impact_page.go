@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/layout"
 	"corral/views"
 )
 
@@ -89,7 +90,7 @@ func (h *Handler) Impact(c echo.Context) error {
 		}
 		props.Rows = append(props.Rows, row)
 	}
-	return handlers.Render(c, http.StatusOK, views.Impact(handlers.NewPage(c, "Impact of "+name, "drafts"), props))
+	return handlers.Render(c, http.StatusOK, views.Impact(layout.Page(c, "Impact of "+name, "drafts"), props))
 }
 
 // APIImpact is GET /api/drafts/:id/impact: the matrix as JSON, for

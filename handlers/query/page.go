@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/layout"
 	"corral/models"
 	"corral/models/scheduling"
 	"corral/views"
@@ -43,7 +44,7 @@ func (h *Handler) Page(c echo.Context) error {
 	}
 	// The form is shown without the blank rows that were submitted (it
 	// adds its own); the terms keep the errors found on them.
-	return handlers.Render(c, http.StatusOK, views.QueryPage(handlers.NewPage(c, "Live query", "query"), compact(f), opts, res))
+	return handlers.Render(c, http.StatusOK, views.QueryPage(layout.Page(c, "Live query", "query"), compact(f), opts, res))
 }
 
 // Preview is GET /query/preview: the result fragment htmx swaps in, with

@@ -30,29 +30,22 @@ type client struct {
 func newClient(t *testing.T) *client {
 	t.Helper()
 	app := webtest.Start(t)
-	tok, _, err := app.Store.CreateToken(context.Background(), store.Actor{Name: "test", Via: "cli"}, app.AdminName, "query tests")
-	if err != nil {
-		t.Fatalf("create token: %v", err)
-	}
-	return &client{t: t, app: app, token: tok}
+	return &client{t: t, app: app, token: app.NewToken(t, app.AdminName)}
 }
 
+// do sends one request with the client's token; the response's body is
+// read already and can be read again.
 func (c *client) do(method, path string, body io.Reader, header map[string]string) *http.Response {
 	c.t.Helper()
-	req, err := http.NewRequest(method, c.app.URL+path, body)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	req.Header.Set("X-Auth-Token", c.token)
+	var hdr []string
 	for k, v := range header {
-		req.Header.Set(k, v)
+		hdr = append(hdr, k, v)
 	}
-	cl := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := cl.Do(req)
-	if err != nil {
-		c.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	return resp
+	web := c.app.Client(c.t)
+	web.Token = c.token
+	r := web.Request(method, path, body, hdr...)
+	r.Response.Body = io.NopCloser(strings.NewReader(r.Body))
+	return r.Response
 }
 
 // fragment GETs the preview as htmx does and parses it.

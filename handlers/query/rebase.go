@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/layout"
 	"corral/models"
 	"corral/views"
 )
@@ -31,7 +32,7 @@ func (h *Handler) renderRebase(c echo.Context, status int, msg string) error {
 	for _, ck := range checks {
 		props.Rows = append(props.Rows, views.DraftRebaseRow{Index: ck.Index, Text: describe(ck.Change), Stale: ck.Stale, Problem: ck.Problem})
 	}
-	return handlers.Render(c, status, views.DraftRebase(handlers.NewPage(c, "Rebase draft "+d.Name, "drafts"), props))
+	return handlers.Render(c, status, views.DraftRebase(layout.Page(c, "Rebase draft "+d.Name, "drafts"), props))
 }
 
 // Rebase is POST /drafts/:id/rebase: keep the ticked changes, check them

@@ -1,9 +1,3 @@
-// Package placement is corral's model of OpenStack Placement's aggregate
-// filtering: the member_of grammar (with Placement's validation order and
-// messages), provider trees with sharing providers, an aggregate index built
-// on bitsets, and the three ways a member_of request can be evaluated.
-//
-// The package is pure: it imports the standard library and corral/models only.
 package placement
 
 import (

@@ -115,8 +115,8 @@ func (s *Store) providerFilter(tx *gorm.DB, q ProviderQuery) *gorm.DB {
 // sharingNeedle is the sharing trait as it appears in the traits column
 // (a JSON array of strings). It is a constant of letters, underscores and
 // quotes, so it is written into the SQL as a literal: the partial indexes
-// in providerIndexes apply only to queries that spell their condition the
-// same way.
+// of migration 0001 (idx_providers_sharing, _hosts, _children) apply only to
+// queries that spell their condition the same way.
 const sharingNeedle = `"` + models.TraitSharesViaAggregate + `"`
 
 // sharingCond matches providers whose traits hold sharingNeedle: a
@@ -130,24 +130,11 @@ func (s *Store) sharingCond() string {
 }
 
 // kindIndex names the partial index that holds exactly the providers of a
-// kind (see providerIndexes).
+// kind (see sharingNeedle).
 var kindIndex = map[string]string{
 	ProviderKindHost:    "idx_providers_hosts",
 	ProviderKindSharing: "idx_providers_sharing",
 	ProviderKindChild:   "idx_providers_children",
-}
-
-// providerIndexes serve the provider pages on a big cloud: roots in name
-// order without sorting them all, and each kind without reading every
-// row's traits.
-func (s *Store) providerIndexes() []string {
-	sharing := s.sharingCond()
-	return []string{
-		"CREATE INDEX IF NOT EXISTS idx_providers_parent_name ON providers (parent_uuid, name)",
-		"CREATE INDEX IF NOT EXISTS idx_providers_sharing ON providers (name) WHERE " + sharing,
-		"CREATE INDEX IF NOT EXISTS idx_providers_hosts ON providers (name) WHERE parent_uuid IS NULL AND NOT " + sharing,
-		"CREATE INDEX IF NOT EXISTS idx_providers_children ON providers (name) WHERE parent_uuid IS NOT NULL AND NOT " + sharing,
-	}
 }
 
 // providerSearch adds the case-insensitive substring match on name or uuid.

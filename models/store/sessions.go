@@ -150,7 +150,7 @@ type sessionUserRow struct {
 	UserAgent  string
 	IP         string
 	UName      string
-	URole      string
+	URole      models.Role
 	UProject   string
 	UCreated   time.Time
 	UUpdated   time.Time

@@ -33,7 +33,7 @@ func signIn(t *testing.T, s *store.Store, name string, now time.Time) string {
 	return plain
 }
 
-func mustUser(t *testing.T, s *store.Store, name, role string) *models.User {
+func mustUser(t *testing.T, s *store.Store, name string, role models.Role) *models.User {
 	t.Helper()
 	u, err := s.CreateUser(ctx, admin, name, "correct horse", role, "acme")
 	if err != nil {

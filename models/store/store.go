@@ -5,6 +5,27 @@
 // and the audit log never misses a change. Objects that people edit
 // concurrently carry a generation; an update based on a stale generation is
 // refused with models.Conflict instead of silently overwriting.
+//
+// # Schema
+//
+// The schema is versioned. Open applies, in one transaction, every
+// migration the database has not had yet and records it in
+// corral_migrations; on PostgreSQL an advisory lock makes replicas that
+// start together migrate one after the other, on SQLite the write
+// connection's BEGIN IMMEDIATE does. A database that holds a version this
+// binary does not know (a newer release migrated it) is refused, not used.
+// A database made before versioning (by GORM's AutoMigrate, no
+// corral_migrations table) is adopted: version 0001 is that schema with
+// every statement guarded by IF NOT EXISTS.
+//
+// To change the schema, add the next numbered file in both
+// migrations/sqlite and migrations/postgres (NNNN_what_it_does.sql, same
+// name in both; each statement ends with ";" at the end of a line). Never
+// edit a migration that has been released: databases that applied it will
+// not apply it again. Every statement runs inside the migration transaction
+// (so no CREATE INDEX CONCURRENTLY). On SQLite, a change to a column means
+// the usual table rebuild (create new, copy, drop, rename); foreign keys are
+// off during migrations and checked before they commit.
 package store
 
 import (
@@ -24,7 +45,6 @@ import (
 	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 	"gorm.io/gorm/logger"
 
 	"corral/models"
@@ -39,7 +59,7 @@ type Actor struct {
 	Name      string
 	Via       string // console, compute-api, placement-api, cli, demo
 	ProjectID string
-	Role      string
+	Role      models.Role
 }
 
 // Store is the database behind corral. It is safe for concurrent use.
@@ -196,62 +216,6 @@ func (s *Store) Close() error {
 // IsPostgres reports whether the store runs on PostgreSQL.
 func (s *Store) IsPostgres() bool { return s.postgres }
 
-const membersDDL = `CREATE TABLE IF NOT EXISTS aggregate_members (
-	aggregate_uuid varchar(36) NOT NULL REFERENCES aggregates(uuid) ON DELETE CASCADE,
-	provider_uuid varchar(36) NOT NULL REFERENCES providers(uuid) ON DELETE CASCADE,
-	PRIMARY KEY (aggregate_uuid, provider_uuid)
-)`
-
-func (s *Store) migrate(ctx context.Context) error {
-	if s.postgres {
-		return s.db.WithContext(ctx).Transaction(s.migrateTx)
-	}
-	// GORM's SQLite migrator changes a column by rebuilding the table, and
-	// dropping the old table would cascade-delete memberships. Foreign keys
-	// can only be switched off outside a transaction, so pin one connection.
-	return s.db.WithContext(ctx).Connection(func(conn *gorm.DB) error {
-		if err := conn.Exec("PRAGMA foreign_keys = OFF").Error; err != nil {
-			return err
-		}
-		defer conn.Exec("PRAGMA foreign_keys = ON")
-		return conn.Transaction(s.migrateTx)
-	})
-}
-
-func (s *Store) migrateTx(tx *gorm.DB) error {
-	if s.postgres {
-		// Replicas starting together must not migrate concurrently;
-		// PostgreSQL DDL is transactional, so a transaction-scoped lock
-		// covers the whole migration.
-		if err := tx.Exec("SELECT pg_advisory_xact_lock(7306234921)").Error; err != nil {
-			return err
-		}
-	}
-	if err := tx.AutoMigrate(
-		&models.Provider{}, &models.Aggregate{}, &models.Flavor{}, &models.Server{},
-		&models.ServerGroup{}, &models.User{}, &models.APIToken{}, &models.AuditEvent{},
-		&models.Quota{}, &revisionRow{}, &settingsRow{}, &sessionKeyRow{},
-		&Draft{}, &Session{},
-	); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	// Memberships are created by hand so the database itself refuses a
-	// membership that points at nothing (GORM cannot declare these
-	// references for a struct without relations).
-	if err := tx.Exec(membersDDL).Error; err != nil {
-		return fmt.Errorf("migrate aggregate_members: %w", err)
-	}
-	if err := tx.Exec("CREATE INDEX IF NOT EXISTS idx_aggregate_members_provider ON aggregate_members (provider_uuid)").Error; err != nil {
-		return fmt.Errorf("migrate aggregate_members: %w", err)
-	}
-	for _, ddl := range s.providerIndexes() {
-		if err := tx.Exec(ddl).Error; err != nil {
-			return fmt.Errorf("migrate providers: %w", err)
-		}
-	}
-	return tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&revisionRow{ID: 1}).Error
-}
-
 // Revision is the global change counter: it moves on every write.
 func (s *Store) Revision(ctx context.Context) (int64, error) {
 	var rev int64
@@ -317,38 +281,12 @@ func (t *txn) audit(action, objType, objID, objName string, before, after any) e
 	ev := models.AuditEvent{
 		At: t.now, Actor: name, Via: t.actor.Via, Action: action,
 		ObjectType: objType, ObjectID: objID, ObjectName: objName, Before: b, After: a,
-		ProjectID: auditProject(objType, objID, after, before),
 	}
 	if err := t.tx.Create(&ev).Error; err != nil {
 		return err
 	}
 	t.events++
 	return nil
-}
-
-// auditProject is the project an event's object belongs to, if any.
-func auditProject(objType, objID string, objs ...any) string {
-	if objType == "quota" {
-		p, _, _ := strings.Cut(objID, "/")
-		return p
-	}
-	for _, o := range objs {
-		switch v := o.(type) {
-		case *models.ServerGroup:
-			if v != nil {
-				return v.ProjectID
-			}
-		case models.ServerGroup:
-			return v.ProjectID
-		case *models.Server:
-			if v != nil {
-				return v.ProjectID
-			}
-		case models.Server:
-			return v.ProjectID
-		}
-	}
-	return ""
 }
 
 // mapErr turns driver errors into corral errors: unique violations are
@@ -375,6 +313,11 @@ func mapErr(op string, err error) error {
 			return &models.Error{Op: op, Kind: models.Conflict, Field: field, Msg: "already exists", Err: err}
 		case sqlite3.ErrConstraintForeignKey:
 			return &models.Error{Op: op, Kind: models.Conflict, Msg: "refers to an object that does not exist or is still referenced", Err: err}
+		case sqlite3.ErrConstraintTrigger:
+			// ON DELETE RESTRICT fails as a trigger would.
+			if strings.Contains(se.Error(), "FOREIGN KEY") {
+				return &models.Error{Op: op, Kind: models.Conflict, Msg: "refers to an object that does not exist or is still referenced", Err: err}
+			}
 		}
 	}
 	var pe *pgconn.PgError

@@ -41,12 +41,12 @@ func validatePassword(pw string) error {
 }
 
 // CreateUser adds a user with a bcrypt-hashed password.
-func (s *Store) CreateUser(ctx context.Context, a Actor, name, password, role, project string) (*models.User, error) {
+func (s *Store) CreateUser(ctx context.Context, a Actor, name, password string, role models.Role, project string) (*models.User, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return nil, models.E(models.Invalid, "name", "a user needs a name")
 	}
-	if !models.ValidRole(role) {
+	if !role.Valid() {
 		return nil, models.E(models.Invalid, "role", "unknown role %q (want admin, member or reader)", role)
 	}
 	if err := validatePassword(password); err != nil {
@@ -128,7 +128,7 @@ func (s *Store) UpdateUser(ctx context.Context, a Actor, id int64, fn func(*mode
 			}
 		}
 		next.ID, next.Name, next.PasswordHash, next.CreatedAt, next.UpdatedAt = cur.ID, cur.Name, cur.PasswordHash, cur.CreatedAt, t.now
-		if !models.ValidRole(next.Role) {
+		if !next.Role.Valid() {
 			return models.E(models.Invalid, "role", "unknown role %q (want admin, member or reader)", next.Role)
 		}
 		if err := t.keepAnAdmin(cur, &next); err != nil {

@@ -27,7 +27,7 @@ func adminCount(t *testing.T, s *store.Store) int {
 	return n
 }
 
-func setRole(s *store.Store, by store.Actor, id int64, role string) error {
+func setRole(s *store.Store, by store.Actor, id int64, role models.Role) error {
 	_, err := s.UpdateUser(ctx, by, id, func(u *models.User) error { u.Role = role; return nil })
 	return err
 }

@@ -25,9 +25,10 @@ func TestUsersAndPasswords(t *testing.T) {
 			t.Fatalf("password stored as %q", u.PasswordHash)
 		}
 		bad := []struct {
-			name, pw, role string
-			field          string
-			kind           models.Kind
+			name, pw string
+			role     models.Role
+			field    string
+			kind     models.Kind
 		}{
 			{"carol", "correct horse", "root", "role", models.Invalid},
 			{"carol", "", models.RoleReader, "password", models.Invalid},

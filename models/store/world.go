@@ -340,13 +340,19 @@ func settingsGiven(st models.Settings) bool {
 	return !reflect.DeepEqual(st, models.Settings{}) && !reflect.DeepEqual(st, models.DefaultSettings())
 }
 
+// settingsAfterImport are the settings an import leaves: the incoming ones
+// with replace or when given (settingsGiven), the current ones otherwise.
+func settingsAfterImport(cur, in models.Settings, replace bool) models.Settings {
+	if replace || settingsGiven(in) {
+		return in
+	}
+	return cur
+}
+
 // mergeWorld returns the world after the import: the incoming objects, plus
 // (unless replace) the current objects the import does not mention.
 func mergeWorld(cur, in *models.World, replace bool) *models.World {
-	m := &models.World{Settings: cur.Settings}
-	if replace || settingsGiven(in.Settings) {
-		m.Settings = in.Settings
-	}
+	m := &models.World{Settings: settingsAfterImport(cur.Settings, in.Settings, replace)}
 	m.Providers = slices.Clone(in.Providers)
 	m.Aggregates = slices.Clone(in.Aggregates)
 	if !replace {

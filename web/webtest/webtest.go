@@ -1,7 +1,16 @@
-// Package webtest runs the real corral application for end-to-end tests:
-// on 127.0.0.1, on a temporary SQLite file holding the demo data, with an
-// admin whose password is known, and drives it with Debian's Chromium
-// through chromedp.
+// Package webtest runs the real corral application for end-to-end tests,
+// on 127.0.0.1 and a real database, with named users, and drives it over
+// HTTP (Client: a cookie jar, CSRF tokens, goquery, API tokens) or with
+// Debian's Chromium through chromedp (Browser).
+//
+//	app := webtest.StartWith(t, webtest.Options{Users: []webtest.User{{Name: "mike", Role: models.RoleMember}}})
+//	c := app.SignIn(t, "mike")
+//	r := c.Submit("/aggregates/new", "/aggregates", url.Values{"name": {"a1"}})
+//	page := c.Get(r.Header.Get("Location"))
+//	msg := page.Text(t, "flash-success")
+//
+// Start is the usual case for pages: a SQLite file holding the demo data
+// and an admin whose password is known.
 //
 //	app := webtest.Start(t)
 //	b := webtest.NewBrowser(t, app) // skips when Chromium is missing (fails under CI)
@@ -17,9 +26,6 @@ package webtest
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,7 +40,6 @@ import (
 	"corral/handlers"
 	"corral/models"
 	"corral/models/store"
-	"corral/web"
 )
 
 // The admin every App has.
@@ -43,49 +48,33 @@ const (
 	AdminPassword = "webtest-admin-pass"
 )
 
-// App is a running corral with the demo data.
+// App is a running corral.
 type App struct {
 	URL    string // http://127.0.0.1:PORT, no trailing slash
-	DBPath string
+	DBPath string // the SQLite file, when StartWith opened one
 	Store  *store.Store
 	Env    *handlers.Env
 	Echo   *echo.Echo
-	// AdminName and AdminPassword sign in as an admin.
+	// AdminName and AdminPassword sign in as an admin (set by Start).
 	AdminName, AdminPassword string
+	// Clock is the app's clock when Options.Clock asked for one.
+	Clock *Clock
+	// Tokens holds each user's API token when Options.Tokens asked for them.
+	Tokens map[string]string
+
+	t     testing.TB
+	users map[string]User
 }
 
-// Start runs the application for the rest of the test. Set CORRAL_TEST_LOG
-// to see its request log on stderr.
-func Start(t testing.TB) *App {
+// Start runs the application for the rest of the test, on a fresh SQLite
+// file holding the demo data, with the admin AdminName and users. Set
+// CORRAL_TEST_LOG to see its request log on stderr.
+func Start(t testing.TB, users ...User) *App {
 	t.Helper()
-	ctx := context.Background()
-	db := filepath.Join(t.TempDir(), "corral.db")
-	st, err := store.Open(ctx, db)
-	if err != nil {
-		t.Fatalf("webtest: open store: %v", err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if _, err = st.LoadDemo(ctx); err != nil {
-		t.Fatalf("webtest: load demo data: %v", err)
-	}
-	if _, err = st.CreateUser(ctx, store.Actor{Name: "webtest", Via: "cli"}, AdminName, AdminPassword, models.RoleAdmin, ""); err != nil {
-		t.Fatalf("webtest: create admin: %v", err)
-	}
-	var logOut io.Writer = io.Discard
-	if os.Getenv("CORRAL_TEST_LOG") != "" {
-		logOut = os.Stderr
-	}
-	env := &handlers.Env{Store: st, Log: slog.New(slog.NewTextHandler(logOut, nil))}
-	e, err := web.New(env, web.Config{})
-	if err != nil {
-		t.Fatalf("webtest: web.New: %v", err)
-	}
-	srv := httptest.NewServer(e) // listens on 127.0.0.1
-	t.Cleanup(srv.Close)
-	return &App{
-		URL: srv.URL, DBPath: db, Store: st, Env: env, Echo: e,
-		AdminName: AdminName, AdminPassword: AdminPassword,
-	}
+	admin := User{Name: AdminName, Role: models.RoleAdmin, Password: AdminPassword}
+	app := StartWith(t, Options{Demo: true, Users: append([]User{admin}, users...)})
+	app.AdminName, app.AdminPassword = AdminName, AdminPassword
+	return app
 }
 
 // Browser is a headless Chromium tab bound to an App.

@@ -218,8 +218,8 @@ type AuditEvent struct {
 	ObjectType string    `gorm:"size:64;index" json:"object_type"`
 	ObjectID   string    `gorm:"size:255;index" json:"object_id"`
 	ObjectName string    `gorm:"size:255" json:"object_name"`
-	Before    string `gorm:"type:text" json:"before"`
-	After     string `gorm:"type:text" json:"after"`
+	Before     string    `gorm:"type:text" json:"before"`
+	After      string    `gorm:"type:text" json:"after"`
 }
 
 // Quota limits a project's server groups and group members (Nova's names).

@@ -80,6 +80,8 @@ func describe(err error, status int) APIError {
 	out := APIError{Status: status, Kind: kindName(status, err)}
 	var he *echo.HTTPError
 	switch {
+	case models.Is(models.Unavailable, err):
+		out.Message = "The database is unavailable or busy for a moment. Try again shortly."
 	case status >= 500:
 		out.Message = "Internal error: something went wrong on our side."
 	case errors.As(err, &he):
@@ -144,6 +146,8 @@ func errorTitle(status int) string {
 		return "Someone else changed this first"
 	case http.StatusNotAcceptable:
 		return "Not acceptable"
+	case http.StatusServiceUnavailable:
+		return "Unavailable for a moment"
 	}
 	if status >= 500 {
 		return "Internal error"

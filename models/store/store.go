@@ -31,13 +31,17 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"net"
 	"net/url"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -302,6 +306,9 @@ func mapErr(op string, err error) error {
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return &models.Error{Op: op, Kind: models.NotFound, Msg: "not found", Err: err}
 	}
+	if unavailable(err) {
+		return &models.Error{Op: op, Kind: models.Unavailable, Msg: "the database is unavailable or busy; try again in a moment", Err: err}
+	}
 	var se sqlite3.Error
 	if errors.As(err, &se) {
 		switch se.ExtendedCode {
@@ -336,6 +343,38 @@ func mapErr(op string, err error) error {
 		}
 	}
 	return &models.Error{Op: op, Kind: models.Internal, Err: err}
+}
+
+// unavailable reports whether err says the database could not be reached
+// or was too busy (a restarting PostgreSQL, a broken connection, SQLite
+// still locked after the busy timeout): a state that passes, so a 503, not
+// a 500. database/sql replaces broken connections, so the next request
+// after the database is back succeeds.
+func unavailable(err error) bool {
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
+		return true
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		// Class 08: connection exceptions; 57P01-57P03: the server is
+		// shutting down or starting.
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		return se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "conn closed") || strings.Contains(msg, "failed to connect") || strings.Contains(msg, "connection reset")
 }
 
 // staleErr is the message every generation mismatch carries.

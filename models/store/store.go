@@ -73,14 +73,8 @@ type Store struct {
 	postgres bool
 }
 
-// Tables the models package does not describe.
-type revisionRow struct {
-	ID       int   `gorm:"primaryKey;autoIncrement:false"`
-	Revision int64 `gorm:"not null;default:0"`
-}
-
-func (revisionRow) TableName() string { return "corral_revision" }
-
+// Tables the models package does not describe (corral_revision has no
+// type: it is read and written with plain SQL).
 type settingsRow struct {
 	ID         int    `gorm:"primaryKey;autoIncrement:false"`
 	Data       string `gorm:"type:text;not null"`

@@ -307,10 +307,9 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 			return nil, err
 		}
 		aggs.byUUID[u] = i
+		// Metadata the document does not mention stays nil (an empty
+		// object is not nil), so that a merge import keeps it.
 		a := Aggregate{ID: int64(i + 1), UUID: u, Name: d.Name, AvailabilityZone: d.AvailabilityZone, Metadata: d.Metadata}
-		if a.Metadata == nil {
-			a.Metadata = map[string]string{}
-		}
 		seen := map[string]bool{}
 		for j, ref := range d.Members {
 			k, ok := provs.find(ref)

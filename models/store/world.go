@@ -173,6 +173,9 @@ func cloneWorld(w *models.World) *models.World {
 		if a.Members == nil {
 			cp.Members = nil // not in the file: a merge keeps the current ones
 		}
+		if a.Metadata == nil {
+			cp.Metadata = nil // likewise
+		}
 		c.Aggregates = append(c.Aggregates, *cp)
 	}
 	for _, f := range w.Flavors {
@@ -415,8 +418,8 @@ func mergeWorld(cur, in *models.World, replace bool) *models.World {
 }
 
 // keepUnmentioned merges field by field: an incoming provider or aggregate
-// that is already there keeps the inventories, usages and members the file
-// does not mention (nil after decoding; an empty list or object in the
+// that is already there keeps the inventories, usages, members and
+// metadata (with the zone) the file does not mention (nil after decoding; an empty list or object in the
 // file still empties them). Traits are always written by the decoder.
 func keepUnmentioned(cur, m *models.World) {
 	provs := make(map[string]*models.Provider, len(cur.Providers))
@@ -441,8 +444,20 @@ func keepUnmentioned(cur, m *models.World) {
 	}
 	for i := range m.Aggregates {
 		a, old := &m.Aggregates[i], aggs[m.Aggregates[i].UUID]
-		if old != nil && a.Members == nil {
+		if old == nil {
+			continue
+		}
+		if a.Members == nil {
 			a.Members = slices.Clone(old.Members)
+		}
+		// The zone lives in the metadata too: a file that leaves the
+		// metadata out and names no zone keeps both.
+		if a.Metadata == nil {
+			a.Metadata = maps.Clone(old.Metadata)
+			if a.AvailabilityZone == nil && old.AvailabilityZone != nil {
+				z := *old.AvailabilityZone
+				a.AvailabilityZone = &z
+			}
 		}
 	}
 }

@@ -478,7 +478,8 @@ func TestMergeImportKeepsWhatTheFileOmits(t *testing.T) {
 		if err := s.CreateProvider(ctx, admin, p); err != nil {
 			t.Fatal(err)
 		}
-		agg := &models.Aggregate{Name: "aggA", Members: []string{p.UUID}}
+		zone := "az1"
+		agg := &models.Aggregate{Name: "aggA", Members: []string{p.UUID}, AvailabilityZone: &zone, Metadata: map[string]string{"ssd": "true"}}
 		if err := s.CreateAggregate(ctx, admin, agg); err != nil {
 			t.Fatal(err)
 		}
@@ -500,15 +501,15 @@ func TestMergeImportKeepsWhatTheFileOmits(t *testing.T) {
 		if got.Inventories["VCPU"].Total != 16 || got.Usages["VCPU"] != 3 {
 			t.Errorf("after a merge naming only uuid and name: inventories %v, usages %v", got.Inventories, got.Usages)
 		}
-		if a, _ := s.GetAggregate(ctx, agg.UUID); len(a.Members) != 1 {
-			t.Errorf("after a merge without members: members %v", a.Members)
+		if a, _ := s.GetAggregate(ctx, agg.UUID); len(a.Members) != 1 || a.Metadata["ssd"] != "true" || a.AvailabilityZone == nil || *a.AvailabilityZone != "az1" {
+			t.Errorf("after a merge without members or metadata: members %v, metadata %v, zone %v", a.Members, a.Metadata, a.AvailabilityZone)
 		}
-		importJSON(`{"providers": [{"uuid": "` + p.UUID + `", "name": "cn1", "inventories": {}, "usages": {}}], "aggregates": [{"uuid": "` + agg.UUID + `", "name": "aggA", "members": []}]}`)
+		importJSON(`{"providers": [{"uuid": "` + p.UUID + `", "name": "cn1", "inventories": {}, "usages": {}}], "aggregates": [{"uuid": "` + agg.UUID + `", "name": "aggA", "members": [], "metadata": {}}]}`)
 		if got, _ = s.GetProvider(ctx, p.UUID); len(got.Inventories) != 0 || len(got.Usages) != 0 {
 			t.Errorf("explicit empty inventories kept %v / %v", got.Inventories, got.Usages)
 		}
-		if a, _ := s.GetAggregate(ctx, agg.UUID); len(a.Members) != 0 {
-			t.Errorf("explicit empty members kept %v", a.Members)
+		if a, _ := s.GetAggregate(ctx, agg.UUID); len(a.Members) != 0 || len(a.Metadata) != 0 || a.AvailabilityZone != nil {
+			t.Errorf("explicit empty members and metadata kept %v, %v, zone %v", a.Members, a.Metadata, a.AvailabilityZone)
 		}
 	})
 }

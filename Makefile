@@ -7,6 +7,8 @@ FUZZTIME ?= 5s
 FUZZ_TARGETS := \
 	./models/placement:FuzzParseMemberOf \
 	./models/scheduling:FuzzParseRequirement \
+	./models/pycompat:FuzzPyString \
+	./handlers/jsonschema:FuzzValidate \
 	./handlers/placementapi:FuzzParseListQuery \
 	./handlers/compute:FuzzParseServerGroupCreate \
 	./handlers/compute:FuzzParseQuotaSetUpdate
@@ -38,6 +40,7 @@ fuzz:
 bench:
 	go test -run '^$$' -bench . -benchmem -timeout 60m ./...
 	go run ./cmd/corral-load
+	go run ./cmd/corral-bench
 
 # Without the version comment, which would sit above `package` and become
 # every views package's doc.

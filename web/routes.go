@@ -37,7 +37,15 @@ type Groups struct {
 // registerRoutes is the one place where URLs meet handlers. A handler
 // package exposes Register(g, env) and gets one line below.
 func registerRoutes(e *echo.Echo, env *handlers.Env, loginLimit echo.MiddlewareFunc) Groups {
-	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
+	// Not ready while the world's snapshot is first built at start: a load
+	// balancer then waits instead of queueing requests behind the build.
+	e.GET("/healthz", func(c echo.Context) error {
+		if !env.Store.Live().Ready() {
+			c.Response().Header().Set("Retry-After", "1")
+			return c.String(http.StatusServiceUnavailable, "starting\n")
+		}
+		return c.String(http.StatusOK, "ok\n")
+	})
 	e.Group("/static", cacheStatic).StaticFS("/", static.FS)
 
 	g := Groups{

@@ -107,6 +107,7 @@ func New(env *handlers.Env, cfg Config) (*echo.Echo, error) {
 	}
 
 	e.Use(middleware.RequestID())
+	e.Use(readsRevisionOnce)
 	e.Use(requestLog(env.Log))
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		DisableStackAll: true,
@@ -155,6 +156,17 @@ func ParseTrustedProxies(s string) ([]*net.IPNet, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// readsRevisionOnce lets a reading request read the store's revision once:
+// its token check and its snapshot then cost one query, not two.
+func readsRevisionOnce(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if r := c.Request(); r.Method == http.MethodGet || r.Method == http.MethodHead {
+			c.SetRequest(r.WithContext(store.WithRevisionMemo(r.Context())))
+		}
+		return next(c)
+	}
 }
 
 // loginLimit slows down password guessing: each client address gets a
@@ -273,8 +285,7 @@ func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// requestLog logs one line per request through slog; server errors at
-// Error level, the rest at Info.
+// requestLog logs one line per request through slog, at requestLevel.
 func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 	return middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
 		Skipper:      isStatic,
@@ -287,6 +298,10 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 		LogRequestID: true,
 		LogError:     true,
 		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			level := requestLevel(v.Method, v.URIPath, v.Status)
+			if !log.Enabled(c.Request().Context(), level) {
+				return nil
+			}
 			attrs := []slog.Attr{
 				slog.String("method", v.Method),
 				slog.String("path", v.URIPath),
@@ -298,9 +313,7 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 			if u := handlers.CurrentUser(c); u != nil {
 				attrs = append(attrs, slog.String("user", u.Name))
 			}
-			level := slog.LevelInfo
 			if v.Status >= 500 {
-				level = slog.LevelError
 				if v.Error != nil {
 					attrs = append(attrs, slog.String("err", models.Detail(v.Error)))
 				}
@@ -309,4 +322,20 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 			return nil
 		},
 	})
+}
+
+// requestLevel is the level a request is logged at: server errors at
+// Error; every change and every refusal at Info; successful reads, which
+// are most requests and would cost more to log than to answer, at Debug.
+func requestLevel(method, path string, status int) slog.Level {
+	switch {
+	case status >= 500:
+		return slog.LevelError
+	case status >= 400:
+		return slog.LevelInfo
+	case method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions,
+		path == "/api/preview": // a question about the world, not a change to it
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
 }

@@ -1,7 +1,7 @@
 // Command corral is the admin console for where things may land in an
 // OpenStack cloud, and its command-line tools.
 //
-//	corral serve --addr HOST:PORT --db PATH|URL [--demo] [--secure-cookies]
+//	corral serve --addr HOST:PORT --db PATH|URL [--demo] [--secure-cookies] [--memory-limit SIZE] [--log-level L] [--pprof-addr HOST:PORT]
 //	corral user create --db D --name N --role admin|member|reader [--project P]   (password on stdin)
 //	corral user password --db D --name N                                        (password on stdin)
 //	corral token create --db D --user N [--name TOKEN-NAME]
@@ -23,11 +23,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -44,7 +47,7 @@ const (
 )
 
 const usage = `usage:
-  corral serve --addr HOST:PORT --db PATH|URL [--demo] [--secure-cookies]
+  corral serve --addr HOST:PORT --db PATH|URL [--demo] [--secure-cookies] [--memory-limit SIZE] [--log-level L] [--pprof-addr HOST:PORT]
   corral user create --db D --name N --role admin|member|reader [--project P]  (password on stdin)
   corral user password --db D --name N  (password on stdin)
   corral token create --db D --user N [--name TOKEN-NAME]
@@ -169,6 +172,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	demo := fs.Bool("demo", false, "load demo data into an empty database and create an admin user")
 	secure := fs.Bool("secure-cookies", false, "mark cookies Secure even over plain HTTP (behind a TLS proxy)")
 	proxies := fs.String("trusted-proxies", "", "CIDR ranges (comma-separated) of reverse proxies whose X-Forwarded-For names the client")
+	memLimit := fs.String("memory-limit", "auto", "soft memory limit of the Go heap, e.g. 768MiB or 2GiB; auto: GOMEMLIMIT if set, else a quarter of the machine's (or container's) memory, at most 768MiB; 0: none")
+	pprofAddr := fs.String("pprof-addr", "", "serve Go's profiles (net/http/pprof) on this separate HOST:PORT, e.g. 127.0.0.1:6060; off when empty")
+	logLevel := fs.String("log-level", "info", "debug (also every successful read), info (changes, refusals, start and stop), warn or error")
 	pos, err := flags(fs, args)
 	if err != nil {
 		return err
@@ -185,12 +191,23 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	if _, _, err = net.SplitHostPort(*addr); err != nil {
 		return badUsage("--addr %q: want HOST:PORT", *addr)
 	}
+	var level slog.Level
+	if err = level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return badUsage("--log-level %q: want debug, info, warn or error", *logLevel)
+	}
+	limit, err := memoryLimit(*memLimit)
+	if err != nil {
+		return err
+	}
+	if limit > 0 {
+		debug.SetMemoryLimit(limit)
+	}
 	trusted, err := web.ParseTrustedProxies(*proxies)
 	if err != nil {
 		return badUsage("--trusted-proxies: %v", err)
 	}
 
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	st, err := openStore(*db)
 	if err != nil {
 		return err
@@ -261,8 +278,33 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 		_ = f.Sync()
 	}
 
+	if *pprofAddr != "" {
+		pln, err := net.Listen("tcp", *pprofAddr)
+		if err != nil {
+			return err
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		psrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go psrv.Serve(pln)
+		defer psrv.Close()
+		log.Info("profiles served", "url", "http://"+pln.Addr().String()+"/debug/pprof/")
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	// The world's snapshot is built while the server already listens:
+	// requests that need it wait for it, /healthz says "starting".
+	go func() {
+		t := time.Now()
+		if err := st.Live().Warm(ctx); err != nil {
+			log.Error("building the world's snapshot", "err", err)
+			return
+		}
+		log.Info("world snapshot ready", "took", time.Since(t).Round(time.Millisecond))
+	}()
 	select {
 	case err := <-errc:
 		return err
@@ -278,6 +320,65 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return nil
+}
+
+// maxAutoMemoryLimit caps the automatic memory limit: the 100,000-provider
+// cloud lives well within it.
+const maxAutoMemoryLimit = 768 << 20
+
+// memoryLimit reads --memory-limit: a size with a unit (KiB, MiB, GiB, or
+// bytes), 0 for none, or auto.
+func memoryLimit(v string) (int64, error) {
+	if v == "auto" {
+		if os.Getenv("GOMEMLIMIT") != "" {
+			return 0, nil // the runtime already applies it
+		}
+		total := machineMemory()
+		if total <= 0 {
+			return maxAutoMemoryLimit, nil
+		}
+		return min(total/4, maxAutoMemoryLimit), nil
+	}
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"B", 1}, {"", 1}}
+	for _, u := range units {
+		if num, ok := strings.CutSuffix(v, u.suffix); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+			if err != nil || n < 0 || n > math.MaxInt64/u.mult {
+				break
+			}
+			if n > 0 && n*u.mult < 64<<20 {
+				return 0, badUsage("--memory-limit %q: below 64MiB the server cannot hold a world", v)
+			}
+			return n * u.mult, nil
+		}
+	}
+	return 0, badUsage("--memory-limit %q: want a size like 768MiB or 2GiB, 0 or auto", v)
+}
+
+// machineMemory is the memory this process may use: the cgroup's limit
+// when there is one, else the machine's; 0 when unknown.
+func machineMemory() int64 {
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && n > 0 {
+			return n
+		}
+	}
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
 }
 
 // displayURL is the URL to open for a listener: an unspecified host

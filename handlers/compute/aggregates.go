@@ -13,7 +13,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	js "corral/handlers/jsonschema"
 	"corral/models"
+	"corral/models/pycompat"
 	"corral/models/store"
 )
 
@@ -22,7 +24,7 @@ import (
 // aggregate's other members (child or sharing providers, which only the
 // Placement side sees) are kept but not listed as hosts.
 
-func aggregateNotFound(id string) *Fault {
+func aggregateNotFound(id string) error {
 	return faultf(http.StatusNotFound, fmt.Sprintf("Aggregate %s could not be found.", id))
 }
 
@@ -127,13 +129,13 @@ func hostsOf(a *models.Aggregate, provs map[string]*models.Provider) []string {
 func (api *API) renderAggregate(c echo.Context, a *models.Aggregate) error {
 	provs, err := api.hostNames(c.Request().Context(), []models.Aggregate{*a})
 	if err != nil {
-		return api.fail(c, err)
+		return err
 	}
 	return writeJSON(c, http.StatusOK, doc{{"aggregate", FormatAggregate(version(c), a, hostsOf(a, provs), true)}})
 }
 
 // aggregateID is utils.validate_integer(id, 'id').
-func aggregateID(s string) (int64, *Fault) {
+func aggregateID(s string) (int64, error) {
 	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 	if err != nil {
 		return 0, faultf(http.StatusBadRequest, "Invalid input received: id must be an integer")
@@ -142,14 +144,14 @@ func aggregateID(s string) (int64, *Fault) {
 }
 
 // loadAggregate finds an aggregate by Nova's integer id only.
-func (api *API) loadAggregate(c echo.Context, raw string) (*models.Aggregate, *Fault) {
+func (api *API) loadAggregate(c echo.Context, raw string) (*models.Aggregate, error) {
 	id, f := aggregateID(raw)
 	if f != nil {
 		return nil, f
 	}
 	a, err := api.env.Store.GetAggregate(c.Request().Context(), strconv.FormatInt(id, 10))
 	if err != nil {
-		return nil, storeFault(err, func() *Fault { return aggregateNotFound(raw) })
+		return nil, storeFault(err, func() error { return aggregateNotFound(raw) })
 	}
 	if a.ID != id { // the store also matches names; Nova does not
 		return nil, aggregateNotFound(raw)
@@ -157,7 +159,7 @@ func (api *API) loadAggregate(c echo.Context, raw string) (*models.Aggregate, *F
 	return a, nil
 }
 
-func aggregateQueryCheck(c echo.Context) *Fault {
+func aggregateQueryCheck(c echo.Context) error {
 	if version(c).AtLeast(2, 102) {
 		return validateQuery(emptyQueryStrict, c.QueryParams())
 	}
@@ -167,18 +169,18 @@ func aggregateQueryCheck(c echo.Context) *Fault {
 // GET /os-aggregates
 func (api *API) listAggregates(c echo.Context) error {
 	if f := aggregateQueryCheck(c); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	if f := aggregatePolicy("index", caller(c)); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	aggs, _, err := api.env.Store.ListAggregates(c.Request().Context(), store.AggregateQuery{})
 	if err != nil {
-		return api.fail(c, err)
+		return err
 	}
 	provs, err := api.hostNames(c.Request().Context(), aggs)
 	if err != nil {
-		return api.fail(c, err)
+		return err
 	}
 	out := make([]any, len(aggs))
 	for i := range aggs {
@@ -187,7 +189,7 @@ func (api *API) listAggregates(c echo.Context) error {
 	return writeJSON(c, http.StatusOK, doc{{"aggregates", out}})
 }
 
-func (api *API) bodyFor(c echo.Context, s Schema) (*Object, *Fault) {
+func (api *API) bodyFor(c echo.Context, s js.Schema) (*pycompat.Object, error) {
 	if f := checkContentType(c); f != nil {
 		return nil, f
 	}
@@ -198,7 +200,7 @@ func (api *API) bodyFor(c echo.Context, s Schema) (*Object, *Fault) {
 	return validateBody(s, raw)
 }
 
-func nameConflict(err error, name string) *Fault {
+func nameConflict(err error, name string) error {
 	if models.KindOf(err) == models.Conflict && models.FieldOf(err) == "name" {
 		return faultf(http.StatusConflict, fmt.Sprintf("Aggregate %s already exists.", name))
 	}
@@ -209,26 +211,26 @@ func nameConflict(err error, name string) *Fault {
 func (api *API) createAggregate(c echo.Context) error {
 	body, f := api.bodyFor(c, aggCreate)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	if f := aggregatePolicy("create", caller(c)); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	av, _ := body.Get("aggregate")
-	in := av.(*Object)
+	in := av.(*pycompat.Object)
 	nv, _ := in.Get("name")
-	a := &models.Aggregate{Name: strings.TrimSpace(nv.(string)), Metadata: map[string]string{}}
+	a := &models.Aggregate{Name: pycompat.Strip(nv.(string)), Metadata: map[string]string{}}
 	if z, ok := in.Get("availability_zone"); ok {
 		if s, _ := z.(string); s != "" {
-			s = strings.TrimSpace(s)
+			s = pycompat.Strip(s)
 			a.AvailabilityZone = &s
 		}
 	}
 	if err := api.env.Store.CreateAggregate(c.Request().Context(), handlers.Actor(c), a); err != nil {
 		if f := nameConflict(err, a.Name); f != nil {
-			return writeFault(c, f)
+			return f
 		}
-		return api.fail(c, err)
+		return err
 	}
 	return writeJSON(c, http.StatusOK, doc{{"aggregate", FormatAggregate(version(c), a, nil, false)}})
 }
@@ -236,21 +238,22 @@ func (api *API) createAggregate(c echo.Context) error {
 // GET /os-aggregates/{id}
 func (api *API) showAggregate(c echo.Context) error {
 	if f := aggregateQueryCheck(c); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	if f := aggregatePolicy("show", caller(c)); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	a, f := api.loadAggregate(c, c.Param("id"))
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	return api.renderAggregate(c, a)
 }
 
-// emptyZone is Nova's refusal of an empty zone name; verb is the start of
-// Nova's message for the action.
-func emptyZone(a *models.Aggregate, az *string, verb string) *Fault {
+// zoneCheck refuses an empty zone name, as Nova does; verb is the start
+// of Nova's message for the action. Whether the hosts may move to the zone
+// is the store's rule, checked inside the write (zoneFault words it).
+func (api *API) zoneCheck(a *models.Aggregate, az *string, verb string) error {
 	if az == nil || *az == "" {
 		return faultf(http.StatusBadRequest, fmt.Sprintf("%s %d. Reason: Aggregate %s does not support empty named availability zone.", verb, a.ID, a.Name))
 	}
@@ -259,32 +262,32 @@ func emptyZone(a *models.Aggregate, az *string, verb string) *Fault {
 
 // zoneFault words the store's zone rule (a host in at most one zone, Nova's
 // is_safe_to_update_az) as Nova does, or returns nil for other errors.
-func zoneFault(err error, a *models.Aggregate, verb string, status int) *Fault {
+func zoneFault(err error, a *models.Aggregate, verb string, status int) error {
 	var zc *models.ZoneConflict
 	if !errors.As(err, &zc) {
 		return nil
 	}
-	return faultf(status, fmt.Sprintf("%s %d. Reason: One or more hosts already in availability zone(s) %s.", verb, a.ID, pyRepr(zc.Zones)))
+	return faultf(status, fmt.Sprintf("%s %d. Reason: One or more hosts already in availability zone(s) %s.", verb, a.ID, pycompat.Repr(zc.Zones)))
 }
 
 // PUT /os-aggregates/{id}
 func (api *API) updateAggregate(c echo.Context) error {
 	body, f := api.bodyFor(c, aggUpdate)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	if f = aggregatePolicy("update", caller(c)); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	a, f := api.loadAggregate(c, c.Param("id"))
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	av, _ := body.Get("aggregate")
-	in := av.(*Object)
+	in := av.(*pycompat.Object)
 	name := a.Name
 	if nv, ok := in.Get("name"); ok {
-		name = strings.TrimSpace(nv.(string))
+		name = pycompat.Strip(nv.(string))
 	}
 	var newAZ *string
 	zv, setAZ := in.Get("availability_zone")
@@ -294,8 +297,8 @@ func (api *API) updateAggregate(c echo.Context) error {
 		}
 		probe := *a
 		probe.Name = name
-		if f := emptyZone(&probe, newAZ, "Cannot update aggregate"); f != nil {
-			return writeFault(c, f)
+		if err := api.zoneCheck(&probe, newAZ, "Cannot update aggregate"); err != nil {
+			return err
 		}
 	}
 	out, err := api.env.Store.UpdateAggregate(c.Request().Context(), handlers.Actor(c), a.UUID, store.AnyGeneration, func(x *models.Aggregate) error {
@@ -307,12 +310,12 @@ func (api *API) updateAggregate(c echo.Context) error {
 	})
 	if err != nil {
 		if f := nameConflict(err, name); f != nil {
-			return writeFault(c, f)
+			return f
 		}
-		if f := zoneFault(err, a, "Cannot update aggregate", http.StatusBadRequest); f != nil {
-			return writeFault(c, f)
+		if zf := zoneFault(err, a, "Cannot update aggregate", http.StatusBadRequest); zf != nil {
+			return zf
 		}
-		return writeFault(c, storeFault(err, func() *Fault { return aggregateNotFound(c.Param("id")) }))
+		return storeFault(err, func() error { return aggregateNotFound(c.Param("id")) })
 	}
 	return api.renderAggregate(c, out)
 }
@@ -320,25 +323,25 @@ func (api *API) updateAggregate(c echo.Context) error {
 // DELETE /os-aggregates/{id}
 func (api *API) deleteAggregate(c echo.Context) error {
 	if f := aggregatePolicy("delete", caller(c)); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	a, f := api.loadAggregate(c, c.Param("id"))
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	notEmpty := faultf(http.StatusBadRequest, fmt.Sprintf("Cannot remove host from aggregate %d. Reason: Host aggregate is not empty.", a.ID))
 	provs, err := api.hostNames(c.Request().Context(), []models.Aggregate{*a})
 	if err != nil {
-		return api.fail(c, err)
+		return err
 	}
 	if len(hostsOf(a, provs)) > 0 {
-		return writeFault(c, notEmpty)
+		return notEmpty
 	}
 	if err := api.env.Store.DeleteAggregate(c.Request().Context(), handlers.Actor(c), a.UUID, store.AnyGeneration); err != nil {
 		if models.KindOf(err) == models.Conflict && models.FieldOf(err) == "members" {
-			return writeFault(c, notEmpty) // a host was added meanwhile
+			return notEmpty // a host was added meanwhile
 		}
-		return writeFault(c, storeFault(err, func() *Fault { return aggregateNotFound(c.Param("id")) }))
+		return storeFault(err, func() error { return aggregateNotFound(c.Param("id")) })
 	}
 	// Nova answers 200 with an empty body here, for backwards compatibility.
 	c.Response().Header().Set("Content-Type", "application/json")
@@ -348,17 +351,17 @@ func (api *API) deleteAggregate(c echo.Context) error {
 // POST /os-aggregates/{id}/action
 func (api *API) aggregateAction(c echo.Context) error {
 	if f := checkContentType(c); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	raw, f := readBody(c)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	// Nova picks the action from the body's only key before validating.
-	v, err := DecodeOrdered(raw)
-	o, isObj := v.(*Object)
+	v, err := pycompat.DecodeJSON(raw)
+	o, isObj := v.(*pycompat.Object)
 	if err != nil || !isObj || len(o.Keys) != 1 {
-		return writeFault(c, faultf(http.StatusBadRequest, "Malformed request body"))
+		return faultf(http.StatusBadRequest, "Malformed request body")
 	}
 	switch o.Keys[0] {
 	case "add_host":
@@ -368,7 +371,7 @@ func (api *API) aggregateAction(c echo.Context) error {
 	case "set_metadata":
 		return api.setMetadata(c, raw)
 	}
-	return writeFault(c, faultf(http.StatusBadRequest, "There is no such action: "+o.Keys[0]))
+	return faultf(http.StatusBadRequest, "There is no such action: "+o.Keys[0])
 }
 
 // findHost is Nova's compute service lookup: a host provider by exact name.
@@ -385,36 +388,36 @@ func (api *API) findHost(ctx context.Context, name string) (*models.Provider, er
 	return nil, nil
 }
 
-func hostOf(body *Object, action string) string {
+func hostOf(body *pycompat.Object, action string) string {
 	av, _ := body.Get(action)
-	h, _ := av.(*Object).Get("host")
+	h, _ := av.(*pycompat.Object).Get("host")
 	return h.(string)
 }
 
 func (api *API) addHost(c echo.Context, raw []byte) error {
 	body, f := validateBody(aggAddHost, raw)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	if f = aggregatePolicy("add_host", caller(c)); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	rawID := c.Param("id")
 	if _, f = aggregateID(rawID); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	ctx := c.Request().Context()
 	host := hostOf(body, "add_host")
 	p, err := api.findHost(ctx, host)
 	if err != nil {
-		return api.fail(c, err)
+		return err
 	}
 	if p == nil {
-		return writeFault(c, faultf(http.StatusNotFound, fmt.Sprintf("Compute host %s could not be found.", host)))
+		return faultf(http.StatusNotFound, fmt.Sprintf("Compute host %s could not be found.", host))
 	}
 	a, f := api.loadAggregate(c, rawID)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	exists := faultf(http.StatusConflict, fmt.Sprintf("Aggregate %d already has host %s.", a.ID, host))
 	out, err := api.env.Store.UpdateAggregate(ctx, handlers.Actor(c), a.UUID, store.AnyGeneration, func(x *models.Aggregate) error {
@@ -427,10 +430,10 @@ func (api *API) addHost(c echo.Context, raw []byte) error {
 		return nil
 	})
 	if err != nil {
-		if f := zoneFault(err, a, "Cannot add host to aggregate", http.StatusConflict); f != nil {
-			return writeFault(c, f)
+		if zf := zoneFault(err, a, "Cannot add host to aggregate", http.StatusConflict); zf != nil {
+			return zf
 		}
-		return writeFault(c, storeFault(err, func() *Fault { return aggregateNotFound(rawID) }))
+		return storeFault(err, func() error { return aggregateNotFound(rawID) })
 	}
 	return api.renderAggregate(c, out)
 }
@@ -438,28 +441,28 @@ func (api *API) addHost(c echo.Context, raw []byte) error {
 func (api *API) removeHost(c echo.Context, raw []byte) error {
 	body, f := validateBody(aggRemoveHost, raw)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	if f = aggregatePolicy("remove_host", caller(c)); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	rawID := c.Param("id")
 	if _, f = aggregateID(rawID); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	ctx := c.Request().Context()
 	host := hostOf(body, "remove_host")
 	cannot := faultf(http.StatusNotFound, fmt.Sprintf("Cannot remove host %s in aggregate %s", host, rawID))
 	p, err := api.findHost(ctx, host)
 	if err != nil {
-		return api.fail(c, err)
+		return err
 	}
 	if p == nil {
-		return writeFault(c, cannot)
+		return cannot
 	}
 	a, f := api.loadAggregate(c, rawID)
 	if f != nil {
-		return writeFault(c, cannot)
+		return cannot
 	}
 	out, err := api.env.Store.UpdateAggregate(ctx, handlers.Actor(c), a.UUID, store.AnyGeneration, func(x *models.Aggregate) error {
 		kept := x.Members[:0]
@@ -478,7 +481,7 @@ func (api *API) removeHost(c echo.Context, raw []byte) error {
 		return nil
 	})
 	if err != nil {
-		return writeFault(c, storeFault(err, func() *Fault { return cannot }))
+		return storeFault(err, func() error { return cannot })
 	}
 	return api.renderAggregate(c, out)
 }
@@ -486,26 +489,26 @@ func (api *API) removeHost(c echo.Context, raw []byte) error {
 func (api *API) setMetadata(c echo.Context, raw []byte) error {
 	body, f := validateBody(aggSetMetadata, raw)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	if f = aggregatePolicy("set_metadata", caller(c)); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	rawID := c.Param("id")
 	a, f := api.loadAggregate(c, rawID)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	sv, _ := body.Get("set_metadata")
-	mv, _ := sv.(*Object).Get("metadata")
-	meta := mv.(*Object)
+	mv, _ := sv.(*pycompat.Object).Get("metadata")
+	meta := mv.(*pycompat.Object)
 	if zv, ok := meta.Get("availability_zone"); ok {
 		var az *string
 		if s, ok := zv.(string); ok {
 			az = &s
 		}
-		if f := emptyZone(a, az, "Cannot update metadata of aggregate"); f != nil {
-			return writeFault(c, f)
+		if err := api.zoneCheck(a, az, "Cannot update metadata of aggregate"); err != nil {
+			return err
 		}
 	}
 	out, err := api.env.Store.UpdateAggregate(c.Request().Context(), handlers.Actor(c), a.UUID, store.AnyGeneration, func(x *models.Aggregate) error {
@@ -520,10 +523,10 @@ func (api *API) setMetadata(c echo.Context, raw []byte) error {
 		return nil
 	})
 	if err != nil {
-		if f := zoneFault(err, a, "Cannot update metadata of aggregate", http.StatusBadRequest); f != nil {
-			return writeFault(c, f)
+		if zf := zoneFault(err, a, "Cannot update metadata of aggregate", http.StatusBadRequest); zf != nil {
+			return zf
 		}
-		return writeFault(c, storeFault(err, func() *Fault { return aggregateNotFound(rawID) }))
+		return storeFault(err, func() error { return aggregateNotFound(rawID) })
 	}
 	return api.renderAggregate(c, out)
 }

@@ -6,8 +6,8 @@ func BenchmarkParseServerGroupCreate(b *testing.B) {
 	body := []byte(`{"server_group":{"name":"web-tier","policy":"anti-affinity","rules":{"max_server_per_host":"3"}}}`)
 	v := Version{2, 64}
 	for b.Loop() {
-		if _, f := ParseServerGroupCreate(v, body); f != nil {
-			b.Fatal(f.Message)
+		if _, err := ParseServerGroupCreate(v, body); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

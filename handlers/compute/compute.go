@@ -27,15 +27,16 @@ const maxBody = 112 * 1024
 // Register mounts the compute API on g (the "/compute" group): the version
 // documents, then /v2.1/… and /v2.1/{project_id}/… for os-server-groups,
 // os-aggregates, os-quota-sets and limits. Errors anywhere under /compute
-// are rendered as Nova faults.
+// are rendered as Nova faults by one renderer (renderError): handlers and
+// middleware return them (a *Fault, a models.Error, any error).
 func Register(g *echo.Group, env *handlers.Env) {
 	api := &API{env: env}
 	env.RenderErrorsUnder("/compute", api.renderError)
 
-	g.GET("", api.versions)
-	g.GET("/", api.versions)
+	g.GET("", api.versions, api.faults)
+	g.GET("/", api.versions, api.faults)
 
-	v := g.Group("/v2.1", api.negotiate)
+	v := g.Group("/v2.1", api.faults, api.negotiate)
 	v.GET("", api.version)
 	v.GET("/", api.version)
 
@@ -75,7 +76,7 @@ func (api *API) negotiate(next echo.HandlerFunc) echo.HandlerFunc {
 		v, err := Negotiate(c.Request().Header)
 		SetVersionHeaders(c.Response().Header(), v)
 		if err != nil {
-			return writeFault(c, asFault(err))
+			return asFault(err)
 		}
 		c.Set(ctxVersion, v)
 		return next(c)
@@ -91,17 +92,17 @@ func (api *API) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	check := func(c echo.Context) error {
 		u := handlers.CurrentUser(c)
 		if u == nil {
-			return writeFault(c, faultf(http.StatusUnauthorized, "Authentication required: send an API token as X-Auth-Token."))
+			return faultf(http.StatusUnauthorized, "Authentication required: send an API token as X-Auth-Token.")
 		}
 		p := c.Param("project_id")
 		if p != "" && !projectInURL.MatchString(p) {
 			// Nova only routes hex (Keystone-style) project ids in URLs,
 			// which keeps them apart from resource names.
-			return writeFault(c, faultf(http.StatusNotFound, "The resource could not be found."))
+			return faultf(http.StatusNotFound, "The resource could not be found.")
 		}
 		if p != "" && p != u.ProjectID {
-			return writeFault(c, faultf(http.StatusBadRequest,
-				"Malformed request URL: URL's project_id '"+p+"' doesn't match Context's project_id '"+u.ProjectID+"'"))
+			return faultf(http.StatusBadRequest,
+				"Malformed request URL: URL's project_id '"+p+"' doesn't match Context's project_id '"+u.ProjectID+"'")
 		}
 		return next(c)
 	}
@@ -128,6 +129,18 @@ func caller(c echo.Context) Caller {
 		return Caller{}
 	}
 	return Caller{UserID: u.Name, ProjectID: u.ProjectID, Role: u.Role}
+}
+
+// faults renders what the handlers below return, so that a client's
+// mistake reaches the app's error handler (which would take a *Fault for a
+// server error and log it) only when the response could not be written.
+func (api *API) faults(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := next(c); err != nil {
+			return api.renderError(c, 0, err)
+		}
+		return nil
+	}
 }
 
 // renderError is the app-wide error hook for paths under /compute: routing
@@ -172,7 +185,7 @@ func writeJSON(c echo.Context, status int, v any) error {
 	return c.Blob(status, "application/json", b)
 }
 
-func readBody(c echo.Context) ([]byte, *Fault) {
+func readBody(c echo.Context) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(c.Request().Body, maxBody+1))
 	if err != nil {
 		return nil, faultf(http.StatusBadRequest, "Malformed request body")
@@ -186,7 +199,7 @@ func readBody(c echo.Context) ([]byte, *Fault) {
 // checkContentType refuses bodies declared as something other than JSON,
 // as Nova does; like Nova it takes a missing type or text/plain (what many
 // HTTP tools send by default) as JSON.
-func checkContentType(c echo.Context) *Fault {
+func checkContentType(c echo.Context) error {
 	mt := strings.ToLower(strings.TrimSpace(strings.Split(c.Request().Header.Get("Content-Type"), ";")[0]))
 	switch mt {
 	case "", "text/plain", "application/json", "application/vnd.openstack.compute+json":
@@ -235,11 +248,11 @@ func (api *API) version(c echo.Context) error {
 	return writeJSON(c, http.StatusOK, body)
 }
 
-// storeFault converts a store error; notFound supplies Nova's wording for
-// a missing object.
-func storeFault(err error, notFound func() *Fault) *Fault {
+// storeFault gives a store error Nova's wording for a missing object;
+// other errors go to the renderer as they are.
+func storeFault(err error, notFound func() error) error {
 	if models.KindOf(err) == models.NotFound && notFound != nil {
 		return notFound()
 	}
-	return asFault(err)
+	return err
 }

@@ -20,7 +20,8 @@ func FuzzParseServerGroupCreate(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body string, minor int) {
 		v := Version{2, 1 + (minor%104+104)%104}
-		spec, fault := ParseServerGroupCreate(v, []byte(body))
+		spec, faultErr := ParseServerGroupCreate(v, []byte(body))
+		fault := faultOf(faultErr)
 		if fault != nil {
 			if fault.Status != 400 || fault.Message == "" {
 				t.Fatalf("fault %d %q", fault.Status, fault.Message)

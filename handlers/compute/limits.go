@@ -78,19 +78,19 @@ func (api *API) showLimits(c echo.Context) error {
 	v, who := version(c), caller(c)
 	q := c.QueryParams()
 	if f := validateQuery(limitsQuerySchema(v), q); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	project := who.ProjectID
 	vals, tenantGiven := q["tenant_id"]
 	if !LimitsAllowed(who, tenantGiven) {
-		return writeFault(c, faultf(http.StatusForbidden, "Policy doesn't allow "+limitsOtherProjectPolicy+" to be performed."))
+		return faultf(http.StatusForbidden, "Policy doesn't allow "+limitsOtherProjectPolicy+" to be performed.")
 	}
 	if tenantGiven {
 		project = vals[len(vals)-1] // the last value wins, as in webob
 	}
 	u, err := api.projectUsage(c.Request().Context(), project)
 	if err != nil {
-		return api.fail(c, err)
+		return err
 	}
 	return writeJSON(c, http.StatusOK, FormatLimits(v, u))
 }

@@ -45,7 +45,7 @@ func ServerGroupAllowed(action string, c Caller, target string) bool {
 	return false
 }
 
-func serverGroupPolicy(action string, c Caller, target string) *Fault {
+func serverGroupPolicy(action string, c Caller, target string) error {
 	if ServerGroupAllowed(action, c, target) {
 		return nil
 	}
@@ -55,13 +55,13 @@ func serverGroupPolicy(action string, c Caller, target string) *Fault {
 // AggregateAllowed: every os-aggregates rule defaults to admin only.
 func AggregateAllowed(c Caller) bool { return c.IsAdmin() }
 
-func aggregatePolicy(action string, c Caller) *Fault {
+func aggregatePolicy(action string, c Caller) error {
 	if AggregateAllowed(c) {
 		return nil
 	}
 	return policyFault(aggregatePolicyFmt, action)
 }
 
-func policyFault(format, action string) *Fault {
+func policyFault(format, action string) error {
 	return faultf(http.StatusForbidden, fmt.Sprintf("Policy doesn't allow %s to be performed.", fmt.Sprintf(format, action)))
 }

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
 	"corral/models"
+	"corral/models/pycompat"
 	"corral/models/store"
 )
 
@@ -112,7 +114,7 @@ func QuotaSetAllowed(action string, c Caller, project string) bool {
 	return false
 }
 
-func quotaSetPolicy(action string, c Caller, project string) *Fault {
+func quotaSetPolicy(action string, c Caller, project string) error {
 	if QuotaSetAllowed(action, c, project) {
 		return nil
 	}
@@ -133,7 +135,7 @@ type QuotaSetUpdate struct {
 // Refusal is the 400 for a limit on a resource corral does not enforce:
 // those are always unlimited, so only -1 (no change) is accepted for them.
 // It is separate from parsing because Nova checks the policy in between.
-func (u QuotaSetUpdate) Refusal() *Fault {
+func (u QuotaSetUpdate) Refusal() error {
 	if u.Untracked == "" {
 		return nil
 	}
@@ -144,13 +146,13 @@ func (u QuotaSetUpdate) Refusal() *Fault {
 
 // ParseQuotaSetUpdate validates a PUT body for microversion v with Nova's
 // schema and collects the limits of the tracked resources.
-func ParseQuotaSetUpdate(v Version, raw []byte) (QuotaSetUpdate, *Fault) {
+func ParseQuotaSetUpdate(v Version, raw []byte) (QuotaSetUpdate, error) {
 	root, f := validateBody(quotaUpdateSchemaFor(v), raw)
 	if f != nil {
 		return QuotaSetUpdate{}, f
 	}
 	qv, _ := root.Get("quota_set")
-	qs := qv.(*Object)
+	qs := qv.(*pycompat.Object)
 	u := QuotaSetUpdate{Set: map[string]int{}}
 	if fv, ok := qs.Get("force"); ok {
 		u.Force = truthy(fv)
@@ -163,7 +165,7 @@ func ParseQuotaSetUpdate(v Version, raw []byte) (QuotaSetUpdate, *Fault) {
 		n, err := quotaInt(qs.Vals[k])
 		if err != nil {
 			return QuotaSetUpdate{}, faultf(http.StatusBadRequest, fmt.Sprintf(
-				"Invalid input for field/attribute %s. Value: %s. not an integer", k, pyStr(qs.Vals[k])))
+				"Invalid input for field/attribute %s. Value: %s. not an integer", k, pycompat.Str(qs.Vals[k])))
 		}
 		if !QuotaTracked(k) {
 			if n != -1 && u.Untracked == "" {
@@ -180,10 +182,12 @@ func ParseQuotaSetUpdate(v Version, raw []byte) (QuotaSetUpdate, *Fault) {
 // within -1 … MAX_INT).
 func quotaInt(x any) (int, error) {
 	switch t := x.(type) {
-	case Int:
-		return strconv.Atoi(canonicalInt(t.Lit))
+	case pycompat.Int:
+		return strconv.Atoi(pycompat.CanonicalInt(t.Lit))
 	case string:
-		return strconv.Atoi(t)
+		// The pattern lets one final newline through, which Python's
+		// int() ignores.
+		return strconv.Atoi(strings.TrimSuffix(t, "\n"))
 	}
 	return 0, fmt.Errorf("not an integer: %v", x)
 }
@@ -213,7 +217,7 @@ func (api *API) projectUsage(ctx context.Context, project string) (store.Project
 
 // quotaRequest runs the checks every quota-set read shares: the query
 // schema, then the policy on the project in the URL.
-func quotaRequest(c echo.Context, action string) (Version, string, *Fault) {
+func quotaRequest(c echo.Context, action string) (Version, string, error) {
 	v, who, id := version(c), caller(c), c.Param("id")
 	if f := validateQuery(quotaQuerySchema(v), c.QueryParams()); f != nil {
 		return v, id, f
@@ -230,11 +234,11 @@ func quotaRequest(c echo.Context, action string) (Version, string, *Fault) {
 func (api *API) showQuotaSet(c echo.Context) error {
 	v, id, f := quotaRequest(c, qsShow)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	u, err := api.projectUsage(c.Request().Context(), id)
 	if err != nil {
-		return api.fail(c, err)
+		return err
 	}
 	body := FormatQuotaSet(v, id, func(r string) any { return QuotaLimit(u, r) })
 	return writeJSON(c, http.StatusOK, doc{{"quota_set", body}})
@@ -244,11 +248,11 @@ func (api *API) showQuotaSet(c echo.Context) error {
 func (api *API) detailQuotaSet(c echo.Context) error {
 	v, id, f := quotaRequest(c, qsDetail)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	u, err := api.projectUsage(c.Request().Context(), id)
 	if err != nil {
-		return api.fail(c, err)
+		return err
 	}
 	body := FormatQuotaSet(v, id, func(r string) any {
 		// Reservations no longer exist in Nova either; it always says 0.
@@ -261,7 +265,7 @@ func (api *API) detailQuotaSet(c echo.Context) error {
 func (api *API) defaultQuotaSet(c echo.Context) error {
 	v, who, id := version(c), caller(c), c.Param("id")
 	if f := quotaSetPolicy(qsDefaults, who, id); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	body := FormatQuotaSet(v, id, func(r string) any { return QuotaDefault(r) })
 	return writeJSON(c, http.StatusOK, doc{{"quota_set", body}})
@@ -271,28 +275,28 @@ func (api *API) defaultQuotaSet(c echo.Context) error {
 func (api *API) updateQuotaSet(c echo.Context) error {
 	v, who, id := version(c), caller(c), c.Param("id")
 	if f := checkContentType(c); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	raw, f := readBody(c)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	upd, f := ParseQuotaSetUpdate(v, raw)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	if f := validateQuery(quotaQuerySchema(v), c.QueryParams()); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	if f := quotaSetPolicy(qsUpdate, who, id); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	if _, ok := c.QueryParams()["user_id"]; ok {
-		return writeFault(c, faultf(http.StatusBadRequest,
-			"Invalid input for query parameters user_id: corral keeps no per-user quotas; leave user_id out to set the project's."))
+		return faultf(http.StatusBadRequest,
+			"Invalid input for query parameters user_id: corral keeps no per-user quotas; leave user_id out to set the project's.")
 	}
 	if f := upd.Refusal(); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	ctx := c.Request().Context()
 	if len(upd.Set) > 0 {
@@ -300,12 +304,12 @@ func (api *API) updateQuotaSet(c echo.Context) error {
 		// transaction as the write, with Nova's wording.
 		_, err := api.env.Store.UpdateQuotas(ctx, handlers.Actor(c), id, store.QuotaUpdate{Set: upd.Set, Force: upd.Force})
 		if err != nil {
-			return api.fail(c, err)
+			return err
 		}
 	}
 	u, err := api.projectUsage(ctx, id)
 	if err != nil {
-		return api.fail(c, err)
+		return err
 	}
 	// Nova's update answer has no "id".
 	body := FormatQuotaSet(v, "", func(r string) any { return QuotaLimit(u, r) })
@@ -318,12 +322,12 @@ func (api *API) updateQuotaSet(c echo.Context) error {
 func (api *API) deleteQuotaSet(c echo.Context) error {
 	_, id, f := quotaRequest(c, qsDelete)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	if _, ok := c.QueryParams()["user_id"]; !ok {
 		reset := store.QuotaUpdate{Reset: []string{models.QuotaServerGroups, models.QuotaServerGroupMembers}}
 		if _, err := api.env.Store.UpdateQuotas(c.Request().Context(), handlers.Actor(c), id, reset); err != nil {
-			return api.fail(c, err)
+			return err
 		}
 	}
 	c.Response().Header().Set("Content-Type", "application/json")

@@ -21,7 +21,8 @@ func FuzzParseQuotaSetUpdate(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body string, minor int) {
 		v := Version{2, 1 + (minor%104+104)%104}
-		u, fault := ParseQuotaSetUpdate(v, []byte(body))
+		u, faultErr := ParseQuotaSetUpdate(v, []byte(body))
+		fault := faultOf(faultErr)
 		if fault != nil {
 			if fault.Status != 400 || fault.Message == "" {
 				t.Fatalf("fault %d %q", fault.Status, fault.Message)
@@ -33,7 +34,7 @@ func FuzzParseQuotaSetUpdate(f *testing.F) {
 				t.Fatalf("accepted %s=%d", r, n)
 			}
 		}
-		if f := u.Refusal(); f != nil && (f.Status != 400 || QuotaTracked(u.Untracked)) {
+		if f := faultOf(u.Refusal()); f != nil && (f.Status != 400 || QuotaTracked(u.Untracked)) {
 			t.Fatalf("refusal %d for %q", f.Status, u.Untracked)
 		}
 	})

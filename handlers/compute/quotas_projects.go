@@ -54,7 +54,7 @@ func (api *API) showProject(c echo.Context) error {
 	}
 	us, err := api.env.Store.ListProjectUsage(c.Request().Context(), "")
 	if err != nil {
-		return api.fail(c, err)
+		return err
 	}
 	if !knownProject(us, id) {
 		return notFound()
@@ -70,7 +70,7 @@ func (api *API) listProjects(c echo.Context) error {
 	}
 	us, err := api.env.Store.ListProjectUsage(c.Request().Context(), "")
 	if err != nil {
-		return api.fail(c, err)
+		return err
 	}
 	q := c.QueryParams()
 	name, byName := q["name"]
@@ -91,7 +91,7 @@ func (api *API) listProjects(c echo.Context) error {
 func (api *API) showNetworkQuota(c echo.Context) error {
 	id := c.Param("id")
 	if f := quotaSetPolicy(qsShow, caller(c), id); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	return writeJSON(c, http.StatusOK, doc{{"quota", doc{}}})
 }

@@ -6,7 +6,8 @@ package compute
 
 import (
 	"math"
-	"math/big"
+
+	js "corral/handlers/jsonschema"
 )
 
 // quotaResourcesInSchema is the order Nova's update schema lists the
@@ -20,8 +21,8 @@ var quotaResourcesInSchema = []string{
 }
 
 // commonQuota is one limit: an integer or a digit string, -1 … MAX_INT.
-func commonQuota() Schema {
-	return Schema{Type("integer", "string"), Pattern(`^-?[0-9]+$`), Minimum(-1), Maximum(math.MaxInt32)}
+func commonQuota() js.Schema {
+	return js.Schema{js.Type("integer", "string"), js.Pattern(`^-?[0-9]+$`), js.Minimum(-1), js.Maximum(math.MaxInt32)}
 }
 
 // booleanValues is parameter_types.boolean's enum, in its order.
@@ -30,33 +31,33 @@ var booleanValues = []any{
 	false, "False", "FALSE", "false", "0", "OFF", "Off", "off", "NO", "No", "no",
 }
 
-func booleanSchema() Schema {
-	return Schema{Type("boolean", "string"), EnumValues(booleanValues...)}
+func booleanSchema() js.Schema {
+	return js.Schema{js.Type("boolean", "string"), js.Enum(booleanValues...)}
 }
 
 // quotaUpdateSchema builds the PUT body schema without the resources
 // hidden at v.
-func quotaUpdateSchema(v Version) Schema {
-	var props []Prop
+func quotaUpdateSchema(v Version) js.Schema {
+	var props []js.Prop
 	var names []string
 	for _, r := range quotaResourcesInSchema {
 		if quotaHiddenAt(v, r) {
 			continue
 		}
-		props = append(props, Prop{r, commonQuota()})
+		props = append(props, js.Prop{Name: r, Schema: commonQuota()})
 		names = append(names, r)
 	}
-	props = append(props, Prop{"force", booleanSchema()})
+	props = append(props, js.Prop{Name: "force", Schema: booleanSchema()})
 	names = append(names, "force")
-	return Schema{
-		Type("object"),
-		Properties(Prop{"quota_set", Schema{
-			Type("object"),
-			Properties(props...),
-			NoAdditional(names),
+	return js.Schema{
+		js.Type("object"),
+		js.Properties(js.Prop{Name: "quota_set", Schema: js.Schema{
+			js.Type("object"),
+			js.Properties(props...),
+			js.NoAdditional(names),
 		}}),
-		Required("quota_set"),
-		NoAdditional([]string{"quota_set"}),
+		js.Required("quota_set"),
+		js.NoAdditional([]string{"quota_set"}),
 	}
 }
 
@@ -66,7 +67,7 @@ var (
 	quotaUpdateV257 = quotaUpdateSchema(Version{2, 57})
 )
 
-func quotaUpdateSchemaFor(v Version) Schema {
+func quotaUpdateSchemaFor(v Version) js.Schema {
 	switch {
 	case v.AtLeast(2, 57):
 		return quotaUpdateV257
@@ -78,10 +79,10 @@ func quotaUpdateSchemaFor(v Version) Schema {
 
 // Query schemas: show, detail, update and delete take user_id; from 2.75
 // anything else is refused. The same shape serves /limits with tenant_id.
-func oneParamQuery(name string, strict bool) Schema {
-	s := Schema{Type("object"), Properties(Prop{name, multiParams(Schema{Type("string")})})}
+func oneParamQuery(name string, strict bool) js.Schema {
+	s := js.Schema{js.Type("object"), js.Properties(js.Prop{Name: name, Schema: multiParams(js.Schema{js.Type("string")})})}
 	if strict {
-		s = append(s, NoAdditional([]string{name}))
+		s = append(s, js.NoAdditional([]string{name}))
 	}
 	return s
 }
@@ -93,57 +94,16 @@ var (
 	limitsQueryV275 = oneParamQuery("tenant_id", true)
 )
 
-func quotaQuerySchema(v Version) Schema {
+func quotaQuerySchema(v Version) js.Schema {
 	if v.AtLeast(2, 75) {
 		return quotaQueryV275
 	}
 	return quotaQueryV21
 }
 
-func limitsQuerySchema(v Version) Schema {
+func limitsQuerySchema(v Version) js.Schema {
 	if v.AtLeast(2, 75) {
 		return limitsQueryV275
 	}
 	return limitsQueryV21
-}
-
-// ---- keywords the server-group and aggregate schemas do not use
-
-type maximumKW int64
-
-// Maximum applies to numbers and, like Nova's validator, to strings that
-// Python's int() or float() can read.
-func Maximum(n int64) keyword { return maximumKW(n) }
-
-func (m maximumKW) check(v any, path []string) *schemaError {
-	n, ok := numberOf(v)
-	if !ok {
-		return nil
-	}
-	if n.Cmp(new(big.Float).SetInt64(int64(m))) > 0 {
-		return fail(v, path, "%s is greater than the maximum of %d", reprNumber(v, n), int64(m))
-	}
-	return nil
-}
-
-type enumValuesKW []any
-
-// EnumValues is enum over strings and booleans. As in jsonschema, a boolean
-// only equals a boolean (1 is not True).
-func EnumValues(values ...any) keyword { return enumValuesKW(values) }
-
-func (e enumValuesKW) check(v any, path []string) *schemaError {
-	for _, x := range e {
-		switch t := x.(type) {
-		case bool:
-			if b, ok := v.(bool); ok && b == t {
-				return nil
-			}
-		case string:
-			if s, ok := v.(string); ok && s == t {
-				return nil
-			}
-		}
-	}
-	return fail(v, path, "%s is not one of %s", pyRepr(v), pyRepr([]any(e)))
 }

@@ -1,52 +1,54 @@
 package compute
 
+import js "corral/handlers/jsonschema"
+
 // Request schemas, keyword for keyword in the order Nova declares them
 // (nova/api/openstack/compute/schemas/{server_groups,aggregates}.py).
 
-func nameSchema() Schema {
-	return Schema{Type("string"), Format(isName, reasonName), MinLength(1), MaxLength(255)}
+func nameSchema() js.Schema {
+	return js.Schema{js.Type("string"), js.MinLength(1), js.MaxLength(255), js.NameFormat("name", isName, reasonName)}
 }
 
-func nameWithSpacesSchema() Schema {
-	return Schema{Type("string"), Format(isNameWithSpaces, reasonNameWithSpaces), MinLength(1), MaxLength(255)}
+func nameWithSpacesSchema() js.Schema {
+	return js.Schema{js.Type("string"), js.MinLength(1), js.MaxLength(255), js.NameFormat("name_with_leading_trailing_spaces", isNameWithSpaces, reasonNameWithSpaces)}
 }
 
-func azNameSchema() Schema {
-	return Schema{Type("string"), Format(isAZName, reasonAZName), MinLength(1), MaxLength(255)}
+func azNameSchema() js.Schema {
+	return js.Schema{js.Type("string"), js.MinLength(1), js.MaxLength(255), js.NameFormat("az_name", isAZName, reasonAZName)}
 }
 
-func positiveInteger() Schema {
-	return Schema{Type("integer", "string"), Pattern(`^[0-9]*$`), Minimum(1), MinLength(1)}
+func positiveInteger() js.Schema {
+	return js.Schema{js.Type("integer", "string"), js.Pattern(`^[0-9]*$`), js.Minimum(1), js.MinLength(1)}
 }
 
-func nonNegativeInteger() Schema {
-	return Schema{Type("integer", "string"), Pattern(`^[0-9]*$`), Minimum(0), MinLength(1)}
+func nonNegativeInteger() js.Schema {
+	return js.Schema{js.Type("integer", "string"), js.Pattern(`^[0-9]*$`), js.Minimum(0), js.MinLength(1)}
 }
 
-func policiesSchema(enum ...string) Schema {
-	return Schema{
-		Type("array"),
-		PrefixItems(Schema{Type("string"), Enum(enum...)}),
-		UniqueItems(), MinItems(1), MaxItems(1),
+func policiesSchema(enum ...string) js.Schema {
+	return js.Schema{
+		js.Type("array"),
+		js.PrefixItems(js.Schema{js.Type("string"), js.EnumStrings(enum...)}),
+		js.UniqueItems(), js.MinItems(1), js.MaxItems(1),
 	}
 }
 
-func serverGroupCreate(group ...Prop) Schema {
+func serverGroupCreate(group ...js.Prop) js.Schema {
 	names := make([]string, len(group))
 	for i, p := range group {
 		names[i] = p.Name
 	}
 	required := []string{"name", names[1]}
-	return Schema{
-		Type("object"),
-		Properties(Prop{"server_group", Schema{
-			Type("object"),
-			Properties(group...),
-			Required(required...),
-			NoAdditional(names),
+	return js.Schema{
+		js.Type("object"),
+		js.Properties(js.Prop{Name: "server_group", Schema: js.Schema{
+			js.Type("object"),
+			js.Properties(group...),
+			js.Required(required...),
+			js.NoAdditional(names),
 		}}),
-		Required("server_group"),
-		NoAdditional([]string{"server_group"}),
+		js.Required("server_group"),
+		js.NoAdditional([]string{"server_group"}),
 	}
 }
 
@@ -55,26 +57,26 @@ var (
 	policies215 = []string{"anti-affinity", "affinity", "soft-anti-affinity", "soft-affinity"}
 
 	sgCreateV21 = serverGroupCreate(
-		Prop{"name", nameSchema()},
-		Prop{"policies", policiesSchema(policies21...)},
+		js.Prop{Name: "name", Schema: nameSchema()},
+		js.Prop{Name: "policies", Schema: policiesSchema(policies21...)},
 	)
 	sgCreateV215 = serverGroupCreate(
-		Prop{"name", nameSchema()},
-		Prop{"policies", policiesSchema(policies215...)},
+		js.Prop{Name: "name", Schema: nameSchema()},
+		js.Prop{Name: "policies", Schema: policiesSchema(policies215...)},
 	)
 	sgCreateV264 = serverGroupCreate(
-		Prop{"name", nameSchema()},
-		Prop{"policy", Schema{Type("string"), Enum(policies215...)}},
-		Prop{"rules", Schema{
-			Type("object"),
-			Properties(Prop{"max_server_per_host", positiveInteger()}),
-			NoAdditional([]string{"max_server_per_host"}),
+		js.Prop{Name: "name", Schema: nameSchema()},
+		js.Prop{Name: "policy", Schema: js.Schema{js.Type("string"), js.EnumStrings(policies215...)}},
+		js.Prop{Name: "rules", Schema: js.Schema{
+			js.Type("object"),
+			js.Properties(js.Prop{Name: "max_server_per_host", Schema: positiveInteger()}),
+			js.NoAdditional([]string{"max_server_per_host"}),
 		}},
 	)
 )
 
 // serverGroupCreateSchema picks the create schema for a version.
-func serverGroupCreateSchema(v Version) Schema {
+func serverGroupCreateSchema(v Version) js.Schema {
 	switch {
 	case v.AtLeast(2, 64):
 		return sgCreateV264
@@ -85,19 +87,19 @@ func serverGroupCreateSchema(v Version) Schema {
 }
 
 // Query schemas see the query string as {name: [values...]}.
-func multiParams(s Schema) Schema { return Schema{Type("array"), Items(s)} }
+func multiParams(s js.Schema) js.Schema { return js.Schema{js.Type("array"), js.Items(s)} }
 
-func sgIndexQuery(strict bool) Schema {
-	s := Schema{
-		Type("object"),
-		Properties(
-			Prop{"all_projects", multiParams(Schema{Type("string")})},
-			Prop{"limit", multiParams(nonNegativeInteger())},
-			Prop{"offset", multiParams(nonNegativeInteger())},
+func sgIndexQuery(strict bool) js.Schema {
+	s := js.Schema{
+		js.Type("object"),
+		js.Properties(
+			js.Prop{Name: "all_projects", Schema: multiParams(js.Schema{js.Type("string")})},
+			js.Prop{Name: "limit", Schema: multiParams(nonNegativeInteger())},
+			js.Prop{Name: "offset", Schema: multiParams(nonNegativeInteger())},
 		),
 	}
 	if strict {
-		s = append(s, NoAdditional([]string{"all_projects", "limit", "offset"}))
+		s = append(s, js.NoAdditional([]string{"all_projects", "limit", "offset"}))
 	}
 	return s
 }
@@ -105,80 +107,80 @@ func sgIndexQuery(strict bool) Schema {
 var (
 	sgIndexQueryV21  = sgIndexQuery(false)
 	sgIndexQueryV275 = sgIndexQuery(true)
-	emptyQueryStrict = Schema{Type("object"), Properties(), NoAdditional(nil)}
+	emptyQueryStrict = js.Schema{js.Type("object"), js.Properties(), js.NoAdditional(nil)}
 )
 
 // ---- aggregates
 
-func azOrNull() Schema {
-	return Schema{OneOf(azNameSchema(), Schema{Type("null")})}
+func azOrNull() js.Schema {
+	return js.Schema{js.OneOf(azNameSchema(), js.Schema{js.Type("null")})}
 }
 
 var (
-	aggCreate = Schema{
-		Type("object"),
-		Properties(Prop{"aggregate", Schema{
-			Type("object"),
-			Properties(
-				Prop{"name", nameSchema()},
-				Prop{"availability_zone", azOrNull()},
+	aggCreate = js.Schema{
+		js.Type("object"),
+		js.Properties(js.Prop{Name: "aggregate", Schema: js.Schema{
+			js.Type("object"),
+			js.Properties(
+				js.Prop{Name: "name", Schema: nameSchema()},
+				js.Prop{Name: "availability_zone", Schema: azOrNull()},
 			),
-			Required("name"),
-			NoAdditional([]string{"name", "availability_zone"}),
+			js.Required("name"),
+			js.NoAdditional([]string{"name", "availability_zone"}),
 		}}),
-		Required("aggregate"),
-		NoAdditional([]string{"aggregate"}),
+		js.Required("aggregate"),
+		js.NoAdditional([]string{"aggregate"}),
 	}
-	aggUpdate = Schema{
-		Type("object"),
-		Properties(Prop{"aggregate", Schema{
-			Type("object"),
-			Properties(
-				Prop{"name", nameWithSpacesSchema()},
-				Prop{"availability_zone", azOrNull()},
+	aggUpdate = js.Schema{
+		js.Type("object"),
+		js.Properties(js.Prop{Name: "aggregate", Schema: js.Schema{
+			js.Type("object"),
+			js.Properties(
+				js.Prop{Name: "name", Schema: nameWithSpacesSchema()},
+				js.Prop{Name: "availability_zone", Schema: azOrNull()},
 			),
-			NoAdditional([]string{"name", "availability_zone"}),
-			AnyOf(Schema{Required("name")}, Schema{Required("availability_zone")}),
+			js.NoAdditional([]string{"name", "availability_zone"}),
+			js.AnyOf(js.Schema{js.Required("name")}, js.Schema{js.Required("availability_zone")}),
 		}}),
-		Required("aggregate"),
-		NoAdditional([]string{"aggregate"}),
+		js.Required("aggregate"),
+		js.NoAdditional([]string{"aggregate"}),
 	}
-	fqdn = Schema{Type("string"), Pattern(`^[a-zA-Z0-9-._]*$`), MinLength(1), MaxLength(255)}
+	fqdn = js.Schema{js.Type("string"), js.MinLength(1), js.MaxLength(255), js.Pattern(`^[a-zA-Z0-9-._]*$`)}
 
 	metadataKey     = `^[a-zA-Z0-9-_:. ]{1,255}$`
-	metadataWithNil = Schema{
-		Type("object"),
-		PatternProperties(PatternProp{metadataKey, Schema{Type("string", "null"), MaxLength(255)}}),
-		NoAdditional(nil, metadataKey),
+	metadataWithNil = js.Schema{
+		js.Type("object"),
+		js.PatternProperties(js.PatternProp{Pattern: metadataKey, Schema: js.Schema{js.Type("string", "null"), js.MaxLength(255)}}),
+		js.NoAdditional(nil, metadataKey),
 	}
 )
 
-func hostAction(action string) Schema {
-	return Schema{
-		Type("object"),
-		Properties(Prop{action, Schema{
-			Type("object"),
-			Properties(Prop{"host", fqdn}),
-			Required("host"),
-			NoAdditional([]string{"host"}),
+func hostAction(action string) js.Schema {
+	return js.Schema{
+		js.Type("object"),
+		js.Properties(js.Prop{Name: action, Schema: js.Schema{
+			js.Type("object"),
+			js.Properties(js.Prop{Name: "host", Schema: fqdn}),
+			js.Required("host"),
+			js.NoAdditional([]string{"host"}),
 		}}),
-		Required(action),
-		NoAdditional([]string{action}),
+		js.Required(action),
+		js.NoAdditional([]string{action}),
 	}
 }
 
 var (
 	aggAddHost     = hostAction("add_host")
 	aggRemoveHost  = hostAction("remove_host")
-	aggSetMetadata = Schema{
-		Type("object"),
-		Properties(Prop{"set_metadata", Schema{
-			Type("object"),
-			Properties(Prop{"metadata", metadataWithNil}),
-			Required("metadata"),
-			NoAdditional([]string{"metadata"}),
+	aggSetMetadata = js.Schema{
+		js.Type("object"),
+		js.Properties(js.Prop{Name: "set_metadata", Schema: js.Schema{
+			js.Type("object"),
+			js.Properties(js.Prop{Name: "metadata", Schema: metadataWithNil}),
+			js.Required("metadata"),
+			js.NoAdditional([]string{"metadata"}),
 		}}),
-		Required("set_metadata"),
-		NoAdditional([]string{"set_metadata"}),
+		js.Required("set_metadata"),
+		js.NoAdditional([]string{"set_metadata"}),
 	}
 )

@@ -6,10 +6,10 @@ import (
 	"math/big"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 
 	"corral/models"
+	"corral/models/pycompat"
 )
 
 // maxLimit is Nova's [api] max_limit default.
@@ -22,43 +22,15 @@ type ServerGroupSpec struct {
 	Rules  map[string]int
 }
 
-// decodeBody parses a request body; an empty body is JSON null, which the
-// schemas then refuse with "None is not of type 'object'".
-func decodeBody(raw []byte) (any, *Fault) {
-	if len(strings.TrimSpace(string(raw))) == 0 {
-		return nil, nil
-	}
-	v, err := DecodeOrdered(raw)
-	if err != nil {
-		return nil, faultf(http.StatusBadRequest, "Malformed request body")
-	}
-	return v, nil
-}
-
-func validateBody(s Schema, raw []byte) (*Object, *Fault) {
-	v, f := decodeBody(raw)
-	if f != nil {
-		return nil, f
-	}
-	if e := s.Validate(v); e != nil {
-		return nil, faultf(http.StatusBadRequest, e.BodyMessage())
-	}
-	o, ok := v.(*Object)
-	if !ok { // every request schema requires an object; be safe anyway
-		return nil, faultf(http.StatusBadRequest, "Malformed request body")
-	}
-	return o, nil
-}
-
 // ParseServerGroupCreate validates a POST /os-server-groups body for
 // microversion v, with Nova's schema and its post-schema checks.
-func ParseServerGroupCreate(v Version, raw []byte) (ServerGroupSpec, *Fault) {
+func ParseServerGroupCreate(v Version, raw []byte) (ServerGroupSpec, error) {
 	root, f := validateBody(serverGroupCreateSchema(v), raw)
 	if f != nil {
 		return ServerGroupSpec{}, f
 	}
 	sgv, _ := root.Get("server_group")
-	sg := sgv.(*Object)
+	sg := sgv.(*pycompat.Object)
 	name, _ := sg.Get("name")
 	spec := ServerGroupSpec{Name: name.(string), Rules: map[string]int{}}
 	if !v.AtLeast(2, 64) {
@@ -72,7 +44,7 @@ func ParseServerGroupCreate(v Version, raw []byte) (ServerGroupSpec, *Fault) {
 	if !ok {
 		return spec, nil
 	}
-	rules := rv.(*Object)
+	rules := rv.(*pycompat.Object)
 	// Which policies take rules is the core's rule; Nova checks it before
 	// the values, so only the keys go in here.
 	named := map[string]int{}
@@ -95,20 +67,28 @@ func ParseServerGroupCreate(v Version, raw []byte) (ServerGroupSpec, *Fault) {
 // ruleInt reads a schema-checked positive integer (number or digit string).
 // Nova keeps arbitrarily large values; corral stores an int32-sized one and
 // refuses anything bigger instead of overflowing.
-func ruleInt(x any) (int, *Fault) {
+func ruleInt(x any) (int, error) {
 	var n *big.Int
 	switch t := x.(type) {
-	case Int:
+	case pycompat.Int:
 		n, _ = new(big.Int).SetString(t.Lit, 10)
 	case string:
-		n, _ = new(big.Int).SetString(t, 10)
-	case Float:
+		// The pattern lets one final newline through, which Python's
+		// int() ignores; a bare newline is no number (Nova then fails).
+		digits := strings.TrimSuffix(t, "\n")
+		if digits == "" {
+			return 0, faultf(http.StatusBadRequest, fmt.Sprintf(
+				"Invalid input for field/attribute %s. Value: %s. %s is not an integer",
+				models.RuleMaxServerPerHost, pycompat.Str(x), pycompat.Repr(x)))
+		}
+		n, _ = new(big.Int).SetString(digits, 10)
+	case pycompat.Float:
 		n, _ = big.NewFloat(float64(t)).Int(nil)
 	}
 	if n == nil || !n.IsInt64() || n.Int64() > math.MaxInt32 {
 		return 0, faultf(http.StatusBadRequest, fmt.Sprintf(
 			"Invalid input for field/attribute %s. Value: %s. %s is greater than the maximum of %d",
-			models.RuleMaxServerPerHost, pyStr(x), pyRepr(x), math.MaxInt32))
+			models.RuleMaxServerPerHost, pycompat.Str(x), pycompat.Repr(x), math.MaxInt32))
 	}
 	return int(n.Int64()), nil
 }
@@ -120,36 +100,10 @@ type ServerGroupListParams struct {
 	Limit       int // already resolved against maxLimit, never 0
 }
 
-// queryObject presents a query string the way Nova's query schemas see it:
-// each parameter a list of its values (parameters sorted, for stable
-// messages).
-func queryObject(q url.Values) *Object {
-	o := &Object{Vals: map[string]any{}}
-	for k := range q {
-		o.Keys = append(o.Keys, k)
-	}
-	sort.Strings(o.Keys)
-	for _, k := range o.Keys {
-		vals := make([]any, len(q[k]))
-		for i, s := range q[k] {
-			vals[i] = s
-		}
-		o.Vals[k] = vals
-	}
-	return o
-}
-
-func validateQuery(s Schema, q url.Values) *Fault {
-	if e := s.Validate(queryObject(q)); e != nil {
-		return faultf(http.StatusBadRequest, e.QueryMessage())
-	}
-	return nil
-}
-
 // ParseServerGroupList validates the index query for version v and applies
 // Nova's pagination rules: the last value of a repeated parameter wins,
 // limit=0 or above the maximum means the maximum.
-func ParseServerGroupList(v Version, q url.Values) (ServerGroupListParams, *Fault) {
+func ParseServerGroupList(v Version, q url.Values) (ServerGroupListParams, error) {
 	s := sgIndexQueryV21
 	if v.AtLeast(2, 75) {
 		s = sgIndexQueryV275
@@ -182,7 +136,7 @@ func ParseServerGroupList(v Version, q url.Values) (ServerGroupListParams, *Faul
 
 // pageInt is oslo's validate_integer(value, name, min_value=0); values
 // beyond int range saturate (they only ever mean "past the end").
-func pageInt(name, s string) (int, *Fault) {
+func pageInt(name, s string) (int, error) {
 	t := strings.TrimSpace(s)
 	n, ok := new(big.Int).SetString(strings.TrimPrefix(t, "+"), 10)
 	if !ok || t == "" {
@@ -198,7 +152,7 @@ func pageInt(name, s string) (int, *Fault) {
 }
 
 // ParseServerGroupShowQuery: from 2.102 a show takes no query parameters.
-func ParseServerGroupShowQuery(v Version, q url.Values) *Fault {
+func ParseServerGroupShowQuery(v Version, q url.Values) error {
 	if !v.AtLeast(2, 102) {
 		return nil
 	}
@@ -233,6 +187,6 @@ func FormatServerGroup(v Version, g *models.ServerGroup) any {
 }
 
 // groupNotFound is Nova's InstanceGroupNotFound.
-func groupNotFound(id string) *Fault {
+func groupNotFound(id string) error {
 	return faultf(http.StatusNotFound, fmt.Sprintf("Instance group %s could not be found.", id))
 }

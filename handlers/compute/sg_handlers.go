@@ -10,30 +10,21 @@ import (
 	"corral/models/store"
 )
 
-// fail answers with err as a fault, logging server-side failures.
-func (api *API) fail(c echo.Context, err error) error {
-	f := asFault(err)
-	if f.Status >= 500 {
-		api.env.Logger().Error("compute API", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
-	}
-	return writeFault(c, f)
-}
-
 // GET /os-server-groups
 func (api *API) listServerGroups(c echo.Context) error {
 	v, who := version(c), caller(c)
 	p, f := ParseServerGroupList(v, c.QueryParams())
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	if f := serverGroupPolicy(sgIndex, who, who.ProjectID); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	q := store.ServerGroupQuery{ProjectID: who.ProjectID, Offset: p.Offset, Limit: p.Limit}
 	// all_projects counts only for admins; others are silently scoped.
 	if p.AllProjects && who.IsAdmin() {
 		if f := serverGroupPolicy(sgIndexAllProjects, who, who.ProjectID); f != nil {
-			return writeFault(c, f)
+			return f
 		}
 		q.ProjectID = ""
 	} else if who.ProjectID == "" {
@@ -43,7 +34,7 @@ func (api *API) listServerGroups(c echo.Context) error {
 	}
 	groups, err := api.env.Store.ListServerGroups(c.Request().Context(), q)
 	if err != nil {
-		return api.fail(c, err)
+		return err
 	}
 	out := make([]any, len(groups))
 	for i := range groups {
@@ -56,18 +47,18 @@ func (api *API) listServerGroups(c echo.Context) error {
 func (api *API) createServerGroup(c echo.Context) error {
 	v, who := version(c), caller(c)
 	if f := checkContentType(c); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	raw, f := readBody(c)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	spec, f := ParseServerGroupCreate(v, raw)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	if f := serverGroupPolicy(sgCreate, who, who.ProjectID); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	g := &models.ServerGroup{
 		Name:      spec.Name,
@@ -79,19 +70,19 @@ func (api *API) createServerGroup(c echo.Context) error {
 	}
 	if err := api.env.Store.CreateServerGroup(c.Request().Context(), handlers.Actor(c), g); err != nil {
 		if models.KindOf(err) == models.OverQuota {
-			return writeFault(c, faultf(http.StatusForbidden, "Quota exceeded, too many server groups."))
+			return faultf(http.StatusForbidden, "Quota exceeded, too many server groups.")
 		}
-		return api.fail(c, err)
+		return err
 	}
 	return writeJSON(c, http.StatusOK, doc{{"server_group", FormatServerGroup(v, g)}})
 }
 
 // visibleGroup loads a group the way Nova's DB query does: non-admins only
 // see their own project's groups, everything else is "not found".
-func (api *API) visibleGroup(c echo.Context, id string, who Caller) (*models.ServerGroup, *Fault) {
+func (api *API) visibleGroup(c echo.Context, id string, who Caller) (*models.ServerGroup, error) {
 	g, err := api.env.Store.GetServerGroup(c.Request().Context(), id)
 	if err != nil {
-		return nil, storeFault(err, func() *Fault { return groupNotFound(id) })
+		return nil, storeFault(err, func() error { return groupNotFound(id) })
 	}
 	if !who.IsAdmin() && (who.ProjectID == "" || g.ProjectID != who.ProjectID) {
 		return nil, groupNotFound(id)
@@ -103,15 +94,15 @@ func (api *API) visibleGroup(c echo.Context, id string, who Caller) (*models.Ser
 func (api *API) showServerGroup(c echo.Context) error {
 	v, who := version(c), caller(c)
 	if f := ParseServerGroupShowQuery(v, c.QueryParams()); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	id := c.Param("id")
 	g, f := api.visibleGroup(c, id, who)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	if f := serverGroupPolicy(sgShow, who, g.ProjectID); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	return writeJSON(c, http.StatusOK, doc{{"server_group", FormatServerGroup(v, g)}})
 }
@@ -122,14 +113,14 @@ func (api *API) deleteServerGroup(c echo.Context) error {
 	id := c.Param("id")
 	g, f := api.visibleGroup(c, id, who)
 	if f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	if f := serverGroupPolicy(sgDelete, who, g.ProjectID); f != nil {
-		return writeFault(c, f)
+		return f
 	}
 	err := api.env.Store.DeleteServerGroup(c.Request().Context(), handlers.Actor(c), g.UUID, store.AnyGeneration)
 	if err != nil {
-		return writeFault(c, storeFault(err, func() *Fault { return groupNotFound(id) }))
+		return storeFault(err, func() error { return groupNotFound(id) })
 	}
 	c.Response().Header().Set("Content-Type", "application/json")
 	return c.NoContent(http.StatusNoContent)

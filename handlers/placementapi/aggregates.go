@@ -11,15 +11,6 @@ import (
 	"corral/models/store"
 )
 
-// aggregatesSchema119 is the body of PUT …/aggregates from 1.19.
-var aggregatesSchema119 = objectSchema{
-	props: []prop{
-		{name: "aggregates", kind: kUUIDList},
-		{name: "resource_provider_generation", kind: kInteger},
-	},
-	required: []string{"aggregates", "resource_provider_generation"},
-}
-
 // concurrentUpdate is Placement's 409 for a stale provider generation.
 var concurrentUpdate = &Error{Status: http.StatusConflict, Code: CodeConcurrentUpdate,
 	Msg: "Resource provider's generation already changed. Please update the generation and try again."}
@@ -84,15 +75,19 @@ func (api *API) setAggregates(c echo.Context) error {
 		if verr != nil {
 			return verr
 		}
-		aggs, _ = uuidList(obj["aggregates"])
-		gen, _ = asInt(obj["resource_provider_generation"])
+		aggs, _ = validateStrings(obj.Vals["aggregates"], aggregateList)
+		var ok bool
+		if gen, ok = asInt(obj.Vals["resource_provider_generation"]); !ok {
+			// An integer beyond int64 is no generation a provider has.
+			return concurrentUpdate
+		}
 		if gen < 0 {
 			// No provider generation is negative; AnyGeneration must not
 			// be reachable from the wire.
 			return concurrentUpdate
 		}
 	} else {
-		if aggs, perr = uuidList(body); perr != nil {
+		if aggs, perr = validateStrings(body, aggregateList); perr != nil {
 			return perr
 		}
 	}

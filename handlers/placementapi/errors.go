@@ -47,6 +47,7 @@ var explanations = map[int]string{
 	http.StatusConflict:              "There was a conflict when trying to complete your request.",
 	http.StatusRequestEntityTooLarge: "The body of your request was too large for this server.",
 	http.StatusInternalServerError:   "The server has either erred or is incapable of performing the requested operation.",
+	http.StatusServiceUnavailable:    "The server is currently unavailable. Please try again at a later time.",
 }
 
 // detail renders webob's detail text for e at request method m.

@@ -1,9 +1,7 @@
 package placementapi
 
 import (
-	"encoding/json"
 	"net/http"
-	"strings"
 	"testing"
 
 	"corral/models/placement"
@@ -36,28 +34,6 @@ func TestParseVersionHeader(t *testing.T) {
 			t.Errorf("%q: got %v %v, want status %d", tc.values, v, err, tc.status)
 		case tc.status == 0 && (err != nil || v.String() != tc.want):
 			t.Errorf("%q: got %v %v, want %s", tc.values, v, err, tc.want)
-		}
-	}
-}
-
-func TestPyRepr(t *testing.T) {
-	cases := []struct{ json, want string }{
-		{`"abc"`, `'abc'`},
-		{`"it's"`, `"it's"`},
-		{`"a\nb"`, `'a\nb'`},
-		{`["a", 1, true, null]`, `['a', 1, True, None]`},
-		{`{"b": 1, "a": [false]}`, `{'a': [False], 'b': 1}`},
-		{`1.5`, `1.5`},
-	}
-	for _, tc := range cases {
-		dec := json.NewDecoder(strings.NewReader(tc.json))
-		dec.UseNumber()
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			t.Fatal(err)
-		}
-		if got := pyRepr(v); got != tc.want {
-			t.Errorf("pyRepr(%s) = %s, want %s", tc.json, got, tc.want)
 		}
 	}
 }

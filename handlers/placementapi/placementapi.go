@@ -12,7 +12,10 @@ package placementapi
 
 import (
 	"net/http"
+	"runtime"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -21,7 +24,6 @@ import (
 	"corral/models"
 	"corral/models/placement"
 	"corral/models/scheduling"
-	"corral/models/store"
 )
 
 // MinVersion and MaxVersion bound the microversions served (Placement 8.0.0
@@ -33,9 +35,19 @@ var (
 
 // API serves the Placement-compatible endpoints from one Env.
 type API struct {
-	env  *handlers.Env
-	snap *store.SnapshotCache[*scheduling.Snapshot]
+	env *handlers.Env
+	// enc holds the current snapshot's providers encoded as JSON.
+	enc atomic.Pointer[encodedProviders]
+	// large bounds the large lists written at once.
+	large *largeLimit
 }
+
+// Large lists: as many written at once as there are processors; the others
+// wait in line for up to LargeListWait, then get a 503 with Retry-After.
+var (
+	LargeListsAtOnce = runtime.GOMAXPROCS(0)
+	LargeListWait    = 10 * time.Second
+)
 
 // Context keys.
 const (
@@ -55,7 +67,7 @@ const maxBody = 1 << 20
 
 // New returns the API on env's store.
 func New(env *handlers.Env) *API {
-	return &API{env: env, snap: store.NewSnapshotCache(env.Store, scheduling.NewSnapshot)}
+	return &API{env: env, large: newLargeLimit(max(LargeListsAtOnce, 1), LargeListWait)}
 }
 
 // Register mounts the API on g (the "/placement" group). Errors anywhere
@@ -224,8 +236,9 @@ func (api *API) home(c echo.Context) error {
 	return c.JSON(http.StatusOK, body)
 }
 
-// snapshot returns the current snapshot of the world.
+// snapshot returns the current snapshot of the world, the one every part
+// of the server shares.
 func (api *API) snapshot(c echo.Context) (*scheduling.Snapshot, error) {
-	s, _, err := api.snap.Get(c.Request().Context())
+	s, _, err := api.env.Store.Live().Get(c.Request().Context())
 	return s, err
 }

@@ -12,6 +12,7 @@ import (
 	"corral/handlers"
 	"corral/models"
 	"corral/models/placement"
+	"corral/models/pycompat"
 	"corral/models/store"
 )
 
@@ -118,51 +119,51 @@ func (api *API) listProviders(c echo.Context) error {
 		i, ok := ix.ProviderByUUID(*f.inTree)
 		if !ok {
 			// Placement answers an unknown in_tree with an empty list.
-			return api.writeProviders(c, v, nil)
+			return api.writeSelection(c, v, ix, &selection{})
 		}
 		treeRoot = ix.Root(i)
 	}
-	var out []*models.Provider
-	for i := 0; i < ix.Len(); i++ {
-		p := ix.Provider(i)
-		switch {
-		case f.name != nil && p.Name != *f.name,
-			f.uuid != nil && p.UUID != *f.uuid,
-			treeRoot >= 0 && ix.Root(i) != treeRoot,
-			res != nil && res.Excluded(i),
-			!f.traitsMatch(p):
-			continue
-		}
-		ok := true
-		for _, r := range f.resources {
-			if !hasCapacity(p, r.class, r.amount) {
-				ok = false
-				break
+	var keep func(int) bool
+	if f.name != nil || f.uuid != nil || treeRoot >= 0 || len(f.requiredAny) > 0 || len(f.forbiddenTraits) > 0 || len(f.resources) > 0 {
+		keep = func(i int) bool {
+			p := ix.Provider(i)
+			switch {
+			case f.name != nil && p.Name != *f.name,
+				f.uuid != nil && p.UUID != *f.uuid,
+				treeRoot >= 0 && ix.Root(i) != treeRoot,
+				!f.traitsMatch(p):
+				return false
 			}
-		}
-		if ok {
-			out = append(out, p)
-		}
-	}
-	return api.writeProviders(c, v, out)
-}
-
-func (api *API) writeProviders(c echo.Context, v placement.Version, ps []*models.Provider) error {
-	items := make([]any, 0, len(ps))
-	var last time.Time
-	for _, p := range ps {
-		items = append(items, serializeProvider(p, v))
-		if m := modified(p); m.After(last) {
-			last = m
+			for _, r := range f.resources {
+				if !hasCapacity(p, r.class, r.amount) {
+					return false
+				}
+			}
+			return true
 		}
 	}
-	if v.AtLeast(15) {
-		if last.IsZero() {
-			last = api.now()
+	sel := &selection{}
+	switch {
+	case f.uuid != nil || f.name != nil:
+		// Uuids and names are unique: one provider at most, found by
+		// lookup instead of looking at every other one.
+		i, ok := 0, false
+		if f.uuid != nil {
+			i, ok = ix.ProviderByUUID(*f.uuid)
+		} else {
+			i, ok = ix.ProviderByName(*f.name)
 		}
-		setLastModified(c, last)
+		if ok && (res == nil || !res.Excluded(i)) && keep(i) {
+			sel.add(i)
+		}
+	default:
+		var excluded placement.Bitset
+		if res != nil {
+			excluded = res.ExcludedSet()
+		}
+		selectAll(sel, ix.Len(), excluded, keep)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"resource_providers": items})
+	return api.writeSelection(c, v, ix, sel)
 }
 
 // checkKnown refuses resource classes and custom traits nobody has, as
@@ -258,17 +259,6 @@ func (api *API) showProvider(c echo.Context) error {
 	return c.JSON(http.StatusOK, serializeProvider(p, v))
 }
 
-func providerSchema(v placement.Version, create bool) objectSchema {
-	s := objectSchema{props: []prop{{name: "name", kind: kString, maxLen: 200}}, required: []string{"name"}}
-	if create {
-		s.props = append(s.props, prop{name: "uuid", kind: kUUID})
-	}
-	if v.AtLeast(14) {
-		s.props = append(s.props, prop{name: "parent_provider_uuid", kind: kUUIDOrNull})
-	}
-	return s
-}
-
 // createProvider is POST /resource_providers: 201 without a body below
 // 1.20, 200 with the provider from 1.20; Location either way.
 func (api *API) createProvider(c echo.Context) error {
@@ -281,18 +271,18 @@ func (api *API) createProvider(c echo.Context) error {
 	if perr != nil {
 		return perr
 	}
-	p := &models.Provider{Name: obj["name"].(string)}
-	if s, ok := obj["uuid"].(string); ok && s != "" {
+	p := &models.Provider{Name: obj.Vals["name"].(string)}
+	if s, ok := obj.Vals["uuid"].(string); ok && s != "" {
 		// Placement normalises a uuid sent without dashes into the dashed form.
 		id, err := uuid.Parse(s)
 		if err != nil {
-			return invalid("%s is not a 'uuid'", pyRepr(s))
+			return invalid("%s is not a 'uuid'", pycompat.Repr(s))
 		}
 		p.UUID = id.String()
 	} else {
 		p.UUID = uuid.NewString()
 	}
-	if s, ok := obj["parent_provider_uuid"].(string); ok {
+	if s, ok := obj.Vals["parent_provider_uuid"].(string); ok {
 		p.ParentUUID = &s
 	}
 	err := api.env.Store.CreateProvider(c.Request().Context(), handlers.Actor(c), p)
@@ -338,8 +328,8 @@ func (api *API) updateProvider(c echo.Context) error {
 	if perr != nil {
 		return perr
 	}
-	name := obj["name"].(string)
-	parentVal, setParent := obj["parent_provider_uuid"]
+	name := obj.Vals["name"].(string)
+	parentVal, setParent := obj.Vals["parent_provider_uuid"]
 	var newParent *string
 	if s, ok := parentVal.(string); ok {
 		newParent = &s

@@ -6,8 +6,10 @@ import (
 	"strconv"
 	"strings"
 
+	js "corral/handlers/jsonschema"
 	"corral/models"
 	"corral/models/placement"
+	"corral/models/pycompat"
 )
 
 // queryParam is one query-string parameter, in the order sent.
@@ -17,7 +19,7 @@ type queryParam struct {
 }
 
 // orderedQuery parses a raw query keeping the order in which keys first
-// appear: Placement lists unexpected parameters in that order.
+// appear, as dict(req.GET) does; the values it quotes come in that order.
 func orderedQuery(raw string) ([]queryParam, url.Values, *Error) {
 	vals, err := url.ParseQuery(raw)
 	if err != nil {
@@ -55,6 +57,25 @@ var listParams = []struct {
 	{"required", 18, false},
 }
 
+// listQuerySchema is GET_RPS_SCHEMA_1_x: the parameters of v, each a
+// string, uuid and in_tree in the uuid format.
+func listQuerySchema(v placement.Version) js.Schema {
+	var props []js.Prop
+	var names []string
+	for _, p := range listParams {
+		if !v.AtLeast(p.since) {
+			continue
+		}
+		s := js.Schema{js.Type("string")}
+		if p.uuid {
+			s = uuidString()
+		}
+		props = append(props, js.Prop{Name: p.name, Schema: s})
+		names = append(names, p.name)
+	}
+	return js.Schema{js.Type("object"), js.Properties(props...), js.NoAdditional(names)}
+}
+
 // providerFilter is a validated GET /resource_providers query.
 type providerFilter struct {
 	name, uuid, inTree *string
@@ -77,27 +98,17 @@ func parseListQuery(raw string, v placement.Version) (*providerFilter, *Error) {
 	if perr != nil {
 		return nil, perr
 	}
-	allowed := map[string]bool{}
-	isUUID := map[string]bool{}
-	for _, p := range listParams {
-		if v.AtLeast(p.since) {
-			allowed[p.name] = true
-			isUUID[p.name] = p.uuid
-		}
-	}
-	var extra []string
+	// dict(req.GET): each parameter once, in the order first sent, with
+	// its last value.
+	q := &pycompat.Object{Vals: map[string]any{}}
 	for _, p := range params {
-		if !allowed[p.key] {
-			extra = append(extra, pyRepr(p.key))
+		if len(p.values) > 0 {
+			q.Keys = append(q.Keys, p.key)
+			q.Vals[p.key] = p.values[len(p.values)-1]
 		}
 	}
-	if len(extra) > 0 {
-		verb := "was"
-		if len(extra) > 1 {
-			verb = "were"
-		}
-		return nil, badRequest(fmt.Sprintf("Invalid query string parameters: Additional properties are not allowed (%s %s unexpected)",
-			strings.Join(extra, ", "), verb))
+	if e := js.Placement.Validate(listQuerySchema(v), q); e != nil {
+		return nil, badRequest("Invalid query string parameters: " + e.Msg)
 	}
 	f := &providerFilter{}
 	last := func(k string) *string {
@@ -107,13 +118,6 @@ func parseListQuery(raw string, v placement.Version) (*providerFilter, *Error) {
 		}
 		s := vs[len(vs)-1]
 		return &s
-	}
-	for _, p := range params {
-		if isUUID[p.key] {
-			if s := last(p.key); !placement.IsUUIDLike(*s) {
-				return nil, badRequest(fmt.Sprintf("Invalid query string parameters: %s is not a 'uuid'", pyRepr(*s)))
-			}
-		}
 	}
 	f.name, f.uuid, f.inTree = last("name"), last("uuid"), last("in_tree")
 	if mv, ok := vals["member_of"]; ok {

@@ -7,44 +7,80 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
+	js "corral/handlers/jsonschema"
 	"corral/models/placement"
+	"corral/models/pycompat"
 )
 
-// Placement validates bodies with JSON schemas and reports the first
-// error as jsonschema words it. The few schemas of the provider and
-// aggregate APIs are small, so they are checked here by hand, in
-// jsonschema's order (the shallowest error first: type, then required,
-// then additionalProperties, then each property).
+// Request body schemas, keyword for keyword in Placement's order
+// (placement/schemas/{resource_provider,aggregate}.py). Placement checks
+// them with jsonschema.validate, hence the Placement dialect (best_match).
 
-type kind uint8
+// uuidFormat is Placement's "uuid" format: oslo's is_uuid_like.
+var uuidFormat = js.Format("uuid", placement.IsUUIDLike)
 
-const (
-	kString kind = iota
-	kUUID
-	kUUIDOrNull
-	kInteger
-	kUUIDList // array of unique uuid strings
-)
+func uuidString() js.Schema { return js.Schema{js.Type("string"), uuidFormat} }
 
-type prop struct {
-	name   string
-	kind   kind
-	maxLen int
+// providerSchema is POST_RESOURCE_PROVIDER_SCHEMA (create) or
+// PUT_RESOURCE_PROVIDER_SCHEMA, with parent_provider_uuid from 1.14.
+func providerSchema(v placement.Version, create bool) js.Schema {
+	props := []js.Prop{{Name: "name", Schema: js.Schema{js.Type("string"), js.MaxLength(200)}}}
+	if create {
+		props = append(props, js.Prop{Name: "uuid", Schema: uuidString()})
+	}
+	if v.AtLeast(14) {
+		props = append(props, js.Prop{Name: "parent_provider_uuid",
+			Schema: js.Schema{js.AnyOf(uuidString(), js.Schema{js.Type("null")})}})
+	}
+	names := make([]string, len(props))
+	for i, p := range props {
+		names[i] = p.Name
+	}
+	return js.Schema{js.Type("object"), js.Properties(props...), js.Required("name"), js.NoAdditional(names)}
 }
 
-type objectSchema struct {
-	props    []prop
-	required []string
+var (
+	// Placement's aggregate column holds 36 characters; longer spellings
+	// that is_uuid_like accepts ("urn:uuid:…", braces) cannot be stored, so
+	// corral refuses them as not a uuid.
+	aggregateList = js.Schema{
+		js.Type("array"),
+		js.Items(js.Schema{js.Type("string"), js.Format("uuid", func(s string) bool {
+			return placement.IsUUIDLike(s) && len(s) <= 36
+		})}),
+		js.UniqueItems(),
+	}
+	// aggregatesSchema119 is PUT_AGGREGATES_SCHEMA_V1_19.
+	aggregatesSchema119 = js.Schema{
+		js.Type("object"),
+		js.Properties(
+			js.Prop{Name: "aggregates", Schema: aggregateList},
+			js.Prop{Name: "resource_provider_generation", Schema: js.Schema{js.Type("integer")}},
+		),
+		js.Required("aggregates", "resource_provider_generation"),
+		js.NoAdditional([]string{"aggregates", "resource_provider_generation"}),
+	}
+)
+
+// traitsSchema is SET_TRAITS_FOR_RP_SCHEMA (placement/schemas/trait.py),
+// the body of PUT /resource_providers/{uuid}/traits (1.6+), which is not
+// served yet.
+var traitsSchema = js.Schema{
+	js.Type("object"),
+	js.Properties(
+		js.Prop{Name: "traits", Schema: js.Schema{js.Type("array"), js.Items(js.Schema{js.Type("string"), js.MinLength(1), js.MaxLength(255)})}},
+		js.Prop{Name: "resource_provider_generation", Schema: js.Schema{js.Type("integer")}},
+	),
+	js.Required("traits", "resource_provider_generation"),
+	js.NoAdditional([]string{"traits", "resource_provider_generation"}),
 }
 
 // readJSON reads the body of a write: Placement wants Content-Type
-// application/json, and a body that parses.
+// application/json, and a body that parses. The value is as json.loads
+// returns it (pycompat values), for the schemas and their messages.
 func readJSON(c echo.Context) (any, *Error) {
 	req := c.Request()
 	if mt := mediaType(req.Header.Get(echo.HeaderContentType)); mt != echo.MIMEApplicationJSON {
@@ -61,14 +97,19 @@ func readJSON(c echo.Context) (any, *Error) {
 	if len(b) > maxBody {
 		return nil, &Error{Status: http.StatusRequestEntityTooLarge, Msg: "Request is too large."}
 	}
+	// encoding/json words the syntax errors; the document it accepted is
+	// then read again in order.
 	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	var raw json.RawMessage
+	if err = dec.Decode(&raw); err != nil {
 		return nil, badRequest("Malformed JSON: " + err.Error())
 	}
 	if dec.More() {
 		return nil, badRequest("Malformed JSON: Extra data")
+	}
+	v, err := pycompat.DecodeJSON(raw)
+	if err != nil {
+		return nil, badRequest("Malformed JSON: " + err.Error())
 	}
 	return v, nil
 }
@@ -77,189 +118,41 @@ func invalid(format string, args ...any) *Error {
 	return badRequest("JSON does not validate: " + fmt.Sprintf(format, args...))
 }
 
-// validateObject checks v against s and returns it as a map.
-func validateObject(v any, s objectSchema) (map[string]any, *Error) {
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, invalid("%s is not of type 'object'", pyRepr(v))
+// validateObject checks v against s, which requires an object, and
+// returns it.
+func validateObject(v any, s js.Schema) (*pycompat.Object, *Error) {
+	if e := js.Placement.Validate(s, v); e != nil {
+		return nil, invalid("%s", e.Msg)
 	}
-	for _, r := range s.required {
-		if _, ok := obj[r]; !ok {
-			return nil, invalid("%s is a required property", pyRepr(r))
-		}
-	}
-	var extra []string
-	for k := range obj {
-		known := false
-		for _, p := range s.props {
-			if p.name == k {
-				known = true
-				break
-			}
-		}
-		if !known {
-			extra = append(extra, k)
-		}
-	}
-	if len(extra) > 0 {
-		sort.Strings(extra)
-		quoted := make([]string, len(extra))
-		for i, k := range extra {
-			quoted[i] = pyRepr(k)
-		}
-		verb := "was"
-		if len(extra) > 1 {
-			verb = "were"
-		}
-		return nil, invalid("Additional properties are not allowed (%s %s unexpected)", strings.Join(quoted, ", "), verb)
-	}
-	for _, p := range s.props {
-		val, ok := obj[p.name]
-		if !ok {
-			continue
-		}
-		if e := validateValue(val, p); e != nil {
-			return nil, e
-		}
-	}
-	return obj, nil
+	return v.(*pycompat.Object), nil
 }
 
-func validateValue(v any, p prop) *Error {
-	switch p.kind {
-	case kString, kUUID:
-		s, ok := v.(string)
-		if !ok {
-			return invalid("%s is not of type 'string'", pyRepr(v))
-		}
-		if p.maxLen > 0 && len([]rune(s)) > p.maxLen {
-			return invalid("%s is too long", pyRepr(v))
-		}
-		if p.kind == kUUID && !placement.IsUUIDLike(s) {
-			return invalid("%s is not a 'uuid'", pyRepr(v))
-		}
-	case kUUIDOrNull:
-		if v == nil {
-			return nil
-		}
-		if s, ok := v.(string); !ok || !placement.IsUUIDLike(s) {
-			return invalid("%s is not valid under any of the given schemas", pyRepr(v))
-		}
-	case kInteger:
-		if _, ok := asInt(v); !ok {
-			return invalid("%s is not of type 'integer'", pyRepr(v))
-		}
-	case kUUIDList:
-		_, e := uuidList(v)
-		return e
+// validateStrings checks v against s, which requires an array of strings,
+// and returns them.
+func validateStrings(v any, s js.Schema) ([]string, *Error) {
+	if e := js.Placement.Validate(s, v); e != nil {
+		return nil, invalid("%s", e.Msg)
 	}
-	return nil
-}
-
-// uuidList validates Placement's aggregate list: an array of unique
-// uuid-like strings, kept in the order given.
-func uuidList(v any) ([]string, *Error) {
-	arr, ok := v.([]any)
-	if !ok {
-		return nil, invalid("%s is not of type 'array'", pyRepr(v))
-	}
-	out := make([]string, 0, len(arr))
-	seen := map[string]bool{}
-	for _, el := range arr {
-		s, ok := el.(string)
-		if ok && seen[s] {
-			return nil, invalid("%s has non-unique elements", pyRepr(v))
-		}
-		seen[s] = true
-		out = append(out, s)
-	}
-	for _, el := range arr {
-		s, ok := el.(string)
-		if !ok {
-			return nil, invalid("%s is not of type 'string'", pyRepr(el))
-		}
-		// Placement's aggregate column holds 36 characters; longer spellings
-		// that is_uuid_like accepts ("urn:uuid:…", braces) cannot be stored.
-		if !placement.IsUUIDLike(s) || len(s) > 36 {
-			return nil, invalid("%s is not a 'uuid'", pyRepr(el))
-		}
+	arr := v.([]any)
+	out := make([]string, len(arr))
+	for i, x := range arr {
+		out[i] = x.(string)
 	}
 	return out, nil
 }
 
-// asInt reads a JSON integer (jsonschema also takes 3.0, but not true).
+// asInt reads a schema-checked integer: a JSON integer, or a float
+// without fraction (jsonschema's latest draft takes 3.0, but not true).
 func asInt(v any) (int64, bool) {
-	n, ok := v.(json.Number)
-	if !ok {
-		return 0, false
+	switch t := v.(type) {
+	case pycompat.Int:
+		return t.Int64()
+	case pycompat.Float:
+		f := float64(t)
+		if f != math.Trunc(f) || math.Abs(f) > 1<<62 {
+			return 0, false
+		}
+		return int64(f), true
 	}
-	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
-		return i, true
-	}
-	f, err := strconv.ParseFloat(string(n), 64)
-	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<62 {
-		return 0, false
-	}
-	return int64(f), true
-}
-
-// pyRepr renders a decoded JSON value as Python's repr would, since
-// Placement's messages quote the offending value that way.
-func pyRepr(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "None"
-	case bool:
-		if x {
-			return "True"
-		}
-		return "False"
-	case json.Number:
-		return string(x)
-	case string:
-		q := "'"
-		if strings.Contains(x, "'") && !strings.Contains(x, `"`) {
-			q = `"`
-		}
-		var b strings.Builder
-		b.WriteString(q)
-		for _, r := range x {
-			switch {
-			case r == '\\':
-				b.WriteString(`\\`)
-			case string(r) == q:
-				b.WriteString(`\` + q)
-			case r == '\n':
-				b.WriteString(`\n`)
-			case r == '\t':
-				b.WriteString(`\t`)
-			case r == '\r':
-				b.WriteString(`\r`)
-			case r < 0x20 || r == 0x7f:
-				fmt.Fprintf(&b, `\x%02x`, r)
-			default:
-				b.WriteRune(r)
-			}
-		}
-		b.WriteString(q)
-		return b.String()
-	case []any:
-		parts := make([]string, len(x))
-		for i, el := range x {
-			parts[i] = pyRepr(el)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = pyRepr(k) + ": " + pyRepr(x[k])
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
-	}
-	return fmt.Sprint(v)
+	return 0, false
 }

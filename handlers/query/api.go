@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"runtime"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -21,6 +23,16 @@ const (
 	maxAnswers     = 128
 	maxAnswerBytes = 1 << 20
 )
+
+// Previews without a limit (or above bigTraceLimit) are computed at most
+// as many at once as there are processors; the others wait bigTraceWait,
+// then get a 503 with Retry-After.
+const (
+	bigTraceLimit = 1000
+	bigTraceWait  = 10 * time.Second
+)
+
+var bigTraces = make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
 
 // maxRequestBody bounds a preview request; a request document is a few
 // hundred bytes, a long member_of list a few kilobytes.
@@ -61,6 +73,19 @@ func (h *Handler) APIPreview(c echo.Context) error {
 	}
 	if err = checkGroupRef(c, live, spec.ServerGroup); err != nil {
 		return err
+	}
+	if spec.Limit == 0 || spec.Limit > bigTraceLimit {
+		// A trace listing every provider is tens of megabytes while it is
+		// built: only a few at once, so that memory stays bounded.
+		select {
+		case bigTraces <- struct{}{}:
+			defer func() { <-bigTraces }()
+		case <-time.After(bigTraceWait):
+			c.Response().Header().Set("Retry-After", "1")
+			return echo.NewHTTPError(http.StatusServiceUnavailable, "Too many previews without a limit are being computed; retry shortly.")
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	revText := []byte(strconv.FormatInt(rev, 10))
 	id := c.QueryParam("draft")

@@ -38,7 +38,7 @@ func benchWorlds(b *testing.B) (*models.World, *models.World) {
 func benchMatrix(b *testing.B, cold bool) {
 	lw, dw := benchWorlds(b)
 	ls, ds := mustState(b, lw), mustState(b, dw)
-	projects, flavors := ls.opts.Projects[:100], ls.opts.Flavors[:20]
+	projects, flavors := ls.options().Projects[:100], ls.options().Flavors[:20]
 	if !cold {
 		if _, err := ComputeMatrix(ls, ds, projects, flavors); err != nil {
 			b.Fatal(err)

@@ -95,7 +95,7 @@ func (h *Handler) renderDraft(c echo.Context, status int, form views.DraftChange
 		ID: d.ID, Name: d.Name, Author: d.Author, Created: views.When(d.CreatedAt),
 		BaseRevision: d.BaseRevision, Version: d.Version, Conflicts: conflicts,
 		Form: form, Kinds: changeKinds, Settings: settingOptions,
-		Aggregates: live.opts.Aggregates, CanEdit: handlers.HasRole(c, models.RoleAdmin), Error: formErr,
+		Aggregates: live.options().Aggregates, CanEdit: handlers.HasRole(c, models.RoleAdmin), Error: formErr,
 	}
 	for i, ch := range changes {
 		props.Changes = append(props.Changes, views.DraftChangeRow{Index: i, Kind: ch.Op, Text: describe(ch)})

@@ -40,10 +40,10 @@ func (h *Handler) matrixFor(ctx context.Context, id string, projects, flavors []
 		return nil, "", nil, 0, err
 	}
 	if len(projects) == 0 {
-		projects = capList(live.opts.Projects, defaultMatrixProjects)
+		projects = capList(live.options().Projects, defaultMatrixProjects)
 	}
 	if len(flavors) == 0 {
-		flavors = capList(live.opts.Flavors, defaultMatrixFlavors)
+		flavors = capList(live.options().Flavors, defaultMatrixFlavors)
 	}
 	start := time.Now()
 	m, err := ComputeMatrix(live, ds.st, projects, flavors)
@@ -69,14 +69,14 @@ func (h *Handler) Impact(c echo.Context) error {
 		return err
 	}
 	note := ""
-	if len(q["project"]) == 0 && len(live.opts.Projects) > len(m.Projects) || len(q["flavor"]) == 0 && len(live.opts.Flavors) > len(m.Flavors) {
+	if len(q["project"]) == 0 && len(live.options().Projects) > len(m.Projects) || len(q["flavor"]) == 0 && len(live.options().Flavors) > len(m.Flavors) {
 		note = fmt.Sprintf("Showing the first %d of %d projects and %d of %d flavors; choose a subset above to see others.",
-			len(m.Projects), len(live.opts.Projects), len(m.Flavors), len(live.opts.Flavors))
+			len(m.Projects), len(live.options().Projects), len(m.Flavors), len(live.options().Flavors))
 	}
 	props := views.ImpactProps{
 		Note:    note,
 		DraftID: id, DraftName: name, Flavors: m.Flavors,
-		AllProjects: live.opts.Projects, AllFlavors: live.opts.Flavors,
+		AllProjects: live.options().Projects, AllFlavors: live.options().Flavors,
 		ChosenProjects: set(q["project"]), ChosenFlavors: set(q["flavor"]),
 		Pairs: len(m.Projects) * len(m.Flavors), Dropped: m.Dropped, Stranded: m.Stranded,
 		Elapsed: fmt.Sprintf("computed in %.1f ms", float64(took.Microseconds())/1000),

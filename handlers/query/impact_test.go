@@ -62,11 +62,11 @@ func TestImpactOfForbiddingTheFreePool(t *testing.T) {
 	tagged := store.DemoWorld()
 	live := editAggregate(t, tagged, "blazar-freepool", func(a *models.Aggregate) { delete(a.Metadata, "reservation:freepool") })
 	ls, ds := mustState(t, live), mustState(t, tagged)
-	projects := ls.opts.Projects
+	projects := ls.options().Projects
 	if !slices.Equal(projects, []string{"acme", "acme-dev", "globex"}) {
 		t.Fatalf("demo projects = %v", projects)
 	}
-	m, err := ComputeMatrix(ls, ds, projects, ls.opts.Flavors)
+	m, err := ComputeMatrix(ls, ds, projects, ls.options().Flavors)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,12 +108,12 @@ func TestImpactStrandsAPair(t *testing.T) {
 	live := store.DemoWorld()
 	draft := editAggregate(t, live, "reservation-r42", func(a *models.Aggregate) { delete(a.Metadata, "reservation:r42") })
 	ls, ds := mustState(t, live), mustState(t, draft)
-	m, err := ComputeMatrix(ls, ds, ls.opts.Projects, ls.opts.Flavors)
+	m, err := ComputeMatrix(ls, ds, ls.options().Projects, ls.options().Flavors)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cells := cellMap(m)
-	for _, p := range ls.opts.Projects {
+	for _, p := range ls.options().Projects {
 		c := cells[p+"/r1.reserved"]
 		if !c.Stranded() || !slices.Equal(c.Lost, []string{"cn8"}) {
 			t.Errorf("%s/r1.reserved = %+v, want stranded, losing cn8", p, c)
@@ -122,7 +122,7 @@ func TestImpactStrandsAPair(t *testing.T) {
 			t.Errorf("%s/m1.small gains %v, want [cn8]", p, c.Gained)
 		}
 	}
-	if m.Stranded != len(ls.opts.Projects) {
+	if m.Stranded != len(ls.options().Projects) {
 		t.Errorf("stranded = %d, want one per project", m.Stranded)
 	}
 }
@@ -152,8 +152,8 @@ func TestFactoredMatrixMatchesWholeRuns(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ls, ds := mustState(t, tc.live), mustState(t, tc.draft)
-			projects := append(slices.Clone(ls.opts.Projects), "nobody")
-			flavors := ls.opts.Flavors
+			projects := append(slices.Clone(ls.options().Projects), "nobody")
+			flavors := ls.options().Flavors
 			got, err := ComputeMatrix(ls, ds, projects, flavors)
 			if err != nil {
 				t.Fatal(err)
@@ -206,7 +206,7 @@ func TestImpactCellsNameTheFirstHosts(t *testing.T) {
 	}
 	draft := editAggregate(t, live, zone, func(a *models.Aggregate) { a.Metadata["reservation:drain"] = "true" })
 	ls, ds := mustState(t, live), mustState(t, draft)
-	projects, flavors := ls.opts.Projects[:3], []string{cloudgen.FlavorSmall}
+	projects, flavors := ls.options().Projects[:3], []string{cloudgen.FlavorSmall}
 	got, err := ComputeMatrix(ls, ds, projects, flavors)
 	if err != nil {
 		t.Fatal(err)

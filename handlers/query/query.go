@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/labstack/echo/v4"
 
@@ -28,8 +29,9 @@ import (
 
 // Handler holds the snapshot caches the pages and the API share.
 type Handler struct {
-	env  *handlers.Env
-	live *store.SnapshotCache[*state]
+	env *handlers.Env
+	// cur is the state of the store's live snapshot last seen.
+	cur atomic.Pointer[state]
 
 	mu     sync.Mutex
 	drafts map[string]*draftState // by draft id
@@ -42,7 +44,9 @@ type Handler struct {
 type state struct {
 	world *models.World
 	snap  *scheduling.Snapshot
-	opts  views.QueryOptions
+
+	optsOnce sync.Once
+	formOpts views.QueryOptions
 
 	impactOnce sync.Once
 	impact     *impactIndex
@@ -65,7 +69,6 @@ const maxDraftStates = 3
 func New(env *handlers.Env) *Handler {
 	return &Handler{
 		env:     env,
-		live:    store.NewSnapshotCache(env.Store, newState),
 		drafts:  map[string]*draftState{},
 		answers: newResponseCache(maxAnswers, maxAnswerBytes),
 	}
@@ -91,7 +94,18 @@ func newState(w *models.World) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &state{world: w, snap: snap, opts: formOptions(w)}, nil
+	return stateOf(snap), nil
+}
+
+func stateOf(snap *scheduling.Snapshot) *state {
+	return &state{world: snap.World(), snap: snap}
+}
+
+// options is what the query form offers, worked out on first use: a
+// preview needs none of it.
+func (st *state) options() views.QueryOptions {
+	st.optsOnce.Do(func() { st.formOpts = formOptions(st.world) })
+	return st.formOpts
 }
 
 // maxAggregateOptions caps the aggregate names the form suggests; a
@@ -150,7 +164,16 @@ func sortedSet(m map[string]bool) []string {
 
 // liveState returns the live world's state and its revision.
 func (h *Handler) liveState(ctx context.Context) (*state, int64, error) {
-	return h.live.Get(ctx)
+	snap, rev, err := h.env.Store.Live().Get(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	if st := h.cur.Load(); st != nil && st.snap == snap {
+		return st, rev, nil
+	}
+	st := stateOf(snap)
+	h.cur.Store(st)
+	return st, rev, nil
 }
 
 // draftWorld returns a draft's state, building it from the live world and

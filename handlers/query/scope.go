@@ -54,7 +54,7 @@ func checkGroupRef(c echo.Context, live *state, ref string) error {
 
 // visibleOptions is the form's options with only the caller's groups.
 func visibleOptions(c echo.Context, live *state) views.QueryOptions {
-	opts := live.opts
+	opts := live.options()
 	if handlers.HasRole(c, models.RoleAdmin) {
 		return opts
 	}
@@ -64,7 +64,7 @@ func visibleOptions(c echo.Context, live *state) views.QueryOptions {
 		if !groupVisible(c, g) {
 			continue
 		}
-		for _, o := range live.opts.Groups {
+		for _, o := range live.options().Groups {
 			if o.Value == g.UUID {
 				opts.Groups = append(opts.Groups, o)
 			}

@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -408,6 +409,17 @@ func (r *Result) Groups(examples int) []ExclusionGroup {
 		if !unnumbered {
 			return out
 		}
+		if d.Count() < len(ix.trees) {
+			// Walk d's members, usually far fewer than the trees.
+			d.Each(func(p int) {
+				if t := ix.treePos[p]; t >= 0 {
+					for _, c := range ix.treeKids[t] {
+						out.Set(int(c))
+					}
+				}
+			})
+			return out
+		}
 		for t, root := range ix.trees {
 			if d.Has(int(root)) {
 				for _, c := range ix.treeKids[t] {
@@ -417,34 +429,11 @@ func (r *Result) Groups(examples int) []ExclusionGroup {
 		}
 		return out
 	}
-	// Forbidden: in a forbidden aggregate, itself or through its root.
+	// Forbidden: in a forbidden aggregate, itself or (spanning) through
+	// its root; forbiddenGroups adds the latter to forb as it finds them.
 	forb := r.bad.Clone()
-	forb.Or(spanned(r.bad))
 	forb.And(r.excluded)
-	var groups []ExclusionGroup
-	byKey := map[GroupKey]int{}
-	last, lastKey := -1, GroupKey{}
-	forb.Each(func(p int) {
-		e, _ := r.Explain(p)
-		k := r.Key(p, e)
-		// Neighbouring providers (a tree) usually share a cause.
-		gi, ok := last, last >= 0 && k == lastKey
-		if !ok {
-			gi, ok = byKey[k]
-		}
-		last, lastKey = gi, k
-		if !ok {
-			gi = len(groups)
-			byKey[k] = gi
-			groups = append(groups, ExclusionGroup{Key: k, First: p, Exclusion: e, Examples: make([]int, 0, examples)})
-			last = gi
-		}
-		g := &groups[gi]
-		g.Count++
-		if len(g.Examples) < examples {
-			g.Examples = append(g.Examples, p)
-		}
-	})
+	groups := r.forbiddenGroups(forb, examples)
 	add := func(set Bitset, k GroupKey) {
 		count := set.Count()
 		if count == 0 {
@@ -475,6 +464,99 @@ func (r *Result) Groups(examples int) []ExclusionGroup {
 	}
 	// Every term is met, but not by one provider alone.
 	add(rest, GroupKey{Split: true, Term: -1, Aggregate: -1})
-	sort.SliceStable(groups, func(a, b int) bool { return groups[a].First < groups[b].First })
+	// Each group has its own first provider: no ties to keep in order.
+	slices.SortFunc(groups, func(a, b ExclusionGroup) int { return a.First - b.First })
 	return groups
+}
+
+// forbiddenGroups groups the providers excluded by a forbidden aggregate
+// by that aggregate, as Explain and Key would one by one: a provider's own
+// forbidden aggregate with the lowest index, else (spanning) its root's.
+// It walks the forbidden aggregates' member lists and the trees of
+// forbidden roots instead of explaining each provider. forb holds the
+// providers directly in a forbidden aggregate; those excluded through
+// their root are added to it.
+func (r *Result) forbiddenGroups(forb Bitset, examples int) []ExclusionGroup {
+	if len(r.forbAggs) == 0 {
+		return nil
+	}
+	ix := r.ix
+	type acc struct {
+		count int
+		ex    []int // the smallest providers, sorted
+	}
+	add := func(g *acc, p int) {
+		g.count++
+		if examples <= 0 || len(g.ex) == examples && p > g.ex[len(g.ex)-1] {
+			return
+		}
+		i := sort.SearchInts(g.ex, p)
+		if len(g.ex) < examples {
+			g.ex = append(g.ex, 0)
+		}
+		copy(g.ex[i+1:], g.ex[i:])
+		g.ex[i] = p
+	}
+	byAgg := map[int32]*acc{}
+	var order []int32
+	aggs := slices.Clone(r.forbAggs)
+	slices.Sort(aggs)
+	own := r.bad.Clone()
+	own.And(forb)
+	unnumbered := r.Mode == Unnumbered
+	for _, a := range aggs {
+		var g *acc
+		for _, p := range ix.aggMembers[a] {
+			if !own.Has(int(p)) {
+				continue
+			}
+			own.Clear(int(p))
+			if g == nil {
+				if g = byAgg[a]; g == nil {
+					g = &acc{ex: make([]int, 0, max(examples, 0))}
+					byAgg[a] = g
+					order = append(order, a)
+				}
+			}
+			add(g, int(p))
+			t := ix.treePos[p]
+			if !unnumbered || t < 0 {
+				continue
+			}
+			// The root's first forbidden aggregate is a: its children
+			// that are not themselves forbidden are excluded through it.
+			for _, c := range ix.treeKids[t] {
+				if !r.bad.Has(int(c)) && r.excluded.Has(int(c)) {
+					forb.Set(int(c))
+					add(g, int(c))
+				}
+			}
+		}
+	}
+	groups := make([]ExclusionGroup, 0, len(order))
+	for _, a := range order {
+		g := byAgg[a]
+		first := g.ex[0]
+		if examples <= 0 {
+			first = r.firstOf(forb, a)
+		}
+		e, _ := r.Explain(first)
+		groups = append(groups, ExclusionGroup{Key: r.Key(first, e), Count: g.count, Examples: g.ex, First: first, Exclusion: e})
+	}
+	return groups
+}
+
+// firstOf finds the first provider of forb whose exclusion is by forbidden
+// aggregate a (only needed when no examples are kept).
+func (r *Result) firstOf(forb Bitset, a int32) int {
+	first := -1
+	forb.Each(func(p int) {
+		if first >= 0 {
+			return
+		}
+		if e, _ := r.Explain(p); e.Forbidden && int32(e.Aggregate) == a {
+			first = p
+		}
+	})
+	return first
 }

@@ -22,6 +22,7 @@ type Index struct {
 	// evaluation walks a slice rather than the map.
 	trees    []int32
 	treeKids [][]int32 // children of trees[i]
+	treePos  []int32   // provider → its position in trees, -1 if not there
 
 	aggs      []*models.Aggregate
 	aggByID   map[string]int32
@@ -96,10 +97,78 @@ func NewIndex(providers []models.Provider, aggregates []models.Aggregate) (*Inde
 	}
 
 	ix.treeKids = make([][]int32, len(ix.trees))
+	ix.treePos = make([]int32, n)
+	for i := range ix.treePos {
+		ix.treePos[i] = -1
+	}
 	for i, r := range ix.trees {
 		ix.treeKids[i] = ix.children[r]
+		ix.treePos[r] = int32(i)
 	}
 
+	if err := ix.indexAggregates(aggregates, nil); err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+// WithAggregates returns an index of the same providers with aggregates
+// in place of ix's: what a change to aggregates (their metadata or
+// members) needs, without indexing 100,000 providers again. The member
+// lists of aggregates not in changed (by UUID) are taken from ix, so
+// changed must name every aggregate whose members differ.
+func (ix *Index) WithAggregates(aggregates []models.Aggregate, changed map[string]bool) (*Index, error) {
+	return ix.WithWorld(nil, aggregates, changed)
+}
+
+// WithWorld is WithAggregates for a world whose providers may also have
+// changed in place: providers, when not nil, must list the same providers
+// in the same order, each with the same UUID, name, parent and sharing
+// trait (what the tree and the lookups are built from) — their
+// generations, inventories and other traits may differ. Anything else is
+// an Invalid error.
+func (ix *Index) WithWorld(providers []models.Provider, aggregates []models.Aggregate, changed map[string]bool) (*Index, error) {
+	ptrs := ix.providers
+	if providers != nil {
+		if len(providers) != len(ix.providers) {
+			return nil, models.E(models.Invalid, "providers", "%d providers, the index has %d", len(providers), len(ix.providers))
+		}
+		ptrs = make([]*models.Provider, len(providers))
+		for i := range providers {
+			p, o := &providers[i], ix.providers[i]
+			if p.UUID != o.UUID || p.Name != o.Name || !sameParent(p.ParentUUID, o.ParentUUID) || p.IsSharing() != o.IsSharing() {
+				return nil, models.E(models.Invalid, "providers", "provider %q changed more than in place", p.UUID)
+			}
+			ptrs[i] = p
+		}
+	}
+	nx := &Index{
+		providers: ptrs, provByID: ix.provByID, provByNm: ix.provByNm,
+		parent: ix.parent, root: ix.root, sharing: ix.sharing, hosts: ix.hosts,
+		children: ix.children, trees: ix.trees, treeKids: ix.treeKids, treePos: ix.treePos,
+		aggByID:   make(map[string]int32, len(aggregates)),
+		aggByName: make(map[string]int32, len(aggregates)),
+	}
+	reuse := func(agg *models.Aggregate) ([]int32, bool) {
+		if changed[agg.UUID] {
+			return nil, false
+		}
+		a, ok := ix.aggByID[agg.UUID]
+		if !ok {
+			return nil, false
+		}
+		return ix.aggMembers[a], true
+	}
+	if err := nx.indexAggregates(aggregates, reuse); err != nil {
+		return nil, err
+	}
+	return nx, nil
+}
+
+// indexAggregates fills in the aggregate side of the index; reuse, when
+// set, may supply an aggregate's sorted member list.
+func (ix *Index) indexAggregates(aggregates []models.Aggregate, reuse func(*models.Aggregate) ([]int32, bool)) error {
+	n := len(ix.providers)
 	ix.aggs = make([]*models.Aggregate, len(aggregates))
 	ix.aggMembers = make([][]int32, len(aggregates))
 	counts := make([]int32, n+1)
@@ -107,20 +176,26 @@ func NewIndex(providers []models.Provider, aggregates []models.Aggregate) (*Inde
 		agg := &aggregates[a]
 		ix.aggs[a] = agg
 		if _, dup := ix.aggByID[agg.UUID]; dup {
-			return nil, models.E(models.Invalid, "aggregates", "duplicate aggregate uuid %q", agg.UUID)
+			return models.E(models.Invalid, "aggregates", "duplicate aggregate uuid %q", agg.UUID)
 		}
 		ix.aggByID[agg.UUID] = int32(a)
 		ix.aggByName[agg.Name] = int32(a)
-		members := make([]int32, 0, len(agg.Members))
-		for _, m := range agg.Members {
-			p, ok := ix.provByID[m]
-			if !ok {
-				return nil, models.E(models.Invalid, "aggregates", "aggregate %q: no member provider %q", agg.Name, m)
-			}
-			members = append(members, p)
+		members, ok := []int32(nil), false
+		if reuse != nil {
+			members, ok = reuse(agg)
 		}
-		sort.Slice(members, func(i, j int) bool { return members[i] < members[j] })
-		members = dedup(members)
+		if !ok {
+			members = make([]int32, 0, len(agg.Members))
+			for _, m := range agg.Members {
+				p, ok := ix.provByID[m]
+				if !ok {
+					return models.E(models.Invalid, "aggregates", "aggregate %q: no member provider %q", agg.Name, m)
+				}
+				members = append(members, p)
+			}
+			sort.Slice(members, func(i, j int) bool { return members[i] < members[j] })
+			members = dedup(members)
+		}
 		ix.aggMembers[a] = members
 		for _, p := range members {
 			counts[p+1]++
@@ -138,7 +213,11 @@ func NewIndex(providers []models.Provider, aggregates []models.Aggregate) (*Inde
 			fill[p]++
 		}
 	}
-	return ix, nil
+	return nil
+}
+
+func sameParent(a, b *string) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
 }
 
 func dedup(s []int32) []int32 {

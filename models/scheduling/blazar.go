@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"corral/models"
+	"corral/models/pycompat"
 )
 
 // Blazar's own conventions (blazar/utils/openstack/nova.py,
@@ -96,7 +97,7 @@ func TranslateBlazar(w *models.World, s models.Settings) (*models.World, []strin
 	}
 	for i := range out.Flavors {
 		f := &out.Flavors[i]
-		id := pyStrip(f.ExtraSpecs[BlazarFlavorKey])
+		id := pycompat.Strip(f.ExtraSpecs[BlazarFlavorKey])
 		if id == "" {
 			continue
 		}
@@ -131,14 +132,14 @@ func blazarPool(a *models.Aggregate) (id, why string, reservation bool) {
 	if a.Name == BlazarFreepoolName {
 		return BlazarFreepoolName, "Blazar free pool", false
 	}
-	if v := pyStrip(a.Metadata[BlazarReservationKey]); v != "" {
+	if v := pycompat.Strip(a.Metadata[BlazarReservationKey]); v != "" {
 		return v, BlazarReservationKey + "=" + v, true
 	}
 	if a.AvailabilityZone != nil {
 		az := *a.AvailabilityZone
 		for _, p := range []string{BlazarAZPrefix, blazarLegacyAZPrefix} {
-			if id, ok := strings.CutPrefix(az, p); ok && pyStrip(id) != "" {
-				return pyStrip(id), "availability zone " + az, true
+			if id, ok := strings.CutPrefix(az, p); ok && pycompat.Strip(id) != "" {
+				return pycompat.Strip(id), "availability zone " + az, true
 			}
 		}
 	}
@@ -151,7 +152,7 @@ func blazarPool(a *models.Aggregate) (id, why string, reservation bool) {
 func blazarTenants(a *models.Aggregate) []string {
 	type source struct{ project, why string }
 	var srcs []source
-	if p := pyStrip(a.Metadata[BlazarOwnerKey]); p != "" {
+	if p := pycompat.Strip(a.Metadata[BlazarOwnerKey]); p != "" {
 		srcs = append(srcs, source{p, BlazarOwnerKey + "=" + p})
 	}
 	keys := make([]string, 0, len(a.Metadata))
@@ -160,8 +161,8 @@ func blazarTenants(a *models.Aggregate) []string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if pyStrip(a.Metadata[k]) == BlazarProjectValue && !IsTenantKey(k) && k != BlazarOwnerKey && pyStrip(k) != "" {
-			srcs = append(srcs, source{pyStrip(k), k + "=" + BlazarProjectValue})
+		if pycompat.Strip(a.Metadata[k]) == BlazarProjectValue && !IsTenantKey(k) && k != BlazarOwnerKey && pycompat.Strip(k) != "" {
+			srcs = append(srcs, source{pycompat.Strip(k), k + "=" + BlazarProjectValue})
 		}
 	}
 	have := TenantTags(a.Metadata)
@@ -193,7 +194,7 @@ func blazarTenants(a *models.Aggregate) []string {
 // tenantKeyOf is the tenant key that names project alone.
 func tenantKeyOf(md map[string]string, project string) string {
 	for _, k := range hfSortedKeys(md) {
-		if IsTenantKey(k) && pyStrip(md[k]) == project {
+		if IsTenantKey(k) && pycompat.Strip(md[k]) == project {
 			return k
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"corral/models"
+	"corral/models/pycompat"
 )
 
 // Extra-spec operators (nova/scheduler/filters/extra_specs_ops.py).
@@ -70,13 +71,13 @@ type Requirement struct {
 // match (an operator without an operand); the Requirement is returned even
 // then, describing what nova would do.
 func ParseRequirement(spec string) (Requirement, error) {
-	words := pySplit(spec)
+	words := pycompat.Split(spec)
 	if len(words) == 0 || !extraSpecOps[words[0]] {
 		return Requirement{Literal: spec}, nil
 	}
 	r := Requirement{Op: words[0], Operands: words[1:]}
 	if IsNumericOp(r.Op) && len(r.Operands) > 0 {
-		r.operand, r.operandOK = pyFloat(r.Operands[0])
+		r.operand, r.operandOK = pycompat.ParseFloat(r.Operands[0])
 	}
 	return r, r.check()
 }
@@ -93,7 +94,7 @@ func (r Requirement) check() error {
 		return models.E(models.Invalid, "", "operator '%s' needs an operand: without one nothing ever matches", r.Op)
 	}
 	if IsNumericOp(r.Op) {
-		if _, ok := pyFloat(r.Operands[0]); !ok {
+		if _, ok := pycompat.ParseFloat(r.Operands[0]); !ok {
 			return models.E(models.Invalid, "", "operator '%s' compares numbers but %q is not a number (nova raises ValueError)", r.Op, r.Operands[0])
 		}
 	}
@@ -173,14 +174,14 @@ func (r Requirement) Match(value string) (bool, error) {
 	y := r.Operands[0]
 	if IsNumericOp(r.Op) {
 		// Python evaluates float(x) before float(y): the value is blamed first.
-		fx, ok := pyFloat(value)
+		fx, ok := pycompat.ParseFloat(value)
 		if !ok {
 			return false, models.E(models.Invalid, "", "value %q is not a number, as '%s' requires (nova raises ValueError)", value, r.Op)
 		}
 		fy, ok := r.operand, r.operandOK
 		if !ok {
 			// Also reached by a Requirement built by hand.
-			if fy, ok = pyFloat(y); !ok {
+			if fy, ok = pycompat.ParseFloat(y); !ok {
 				return false, r.check()
 			}
 		}
@@ -297,7 +298,7 @@ func HostAggregateMetadata(h *HostState) HostMetadata {
 func eachPiece(v string, fn func(string) bool) bool {
 	for {
 		piece, rest, more := strings.Cut(v, ",")
-		if !fn(pyStrip(piece)) {
+		if !fn(pycompat.Strip(piece)) {
 			return false
 		}
 		if !more {

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"corral/models/pycompat"
 )
 
 // FuzzParseRequirement checks the extra-spec parser and nova's match on
@@ -47,7 +49,7 @@ func FuzzParseRequirement(f *testing.F) {
 			t.Fatalf("%q: %q is not an operator", spec, r.Op)
 		}
 		for _, w := range r.Operands {
-			if w == "" || strings.IndexFunc(w, pyIsSpace) >= 0 {
+			if w == "" || strings.IndexFunc(w, pycompat.IsSpace) >= 0 {
 				t.Fatalf("%q: operand %q is empty or holds whitespace", spec, w)
 			}
 		}
@@ -58,7 +60,7 @@ func FuzzParseRequirement(f *testing.F) {
 		if err != nil && merr == nil && len(r.Operands) > 0 && r.Op != OpOr {
 			// A numeric operand nova cannot read fails every numeric value
 			// too (float(y) raises), unless the value is what fails first.
-			if _, vok := pyFloat(value); vok {
+			if _, vok := pycompat.ParseFloat(value); vok {
 				t.Fatalf("%q vs numeric %q: no error although the operand is bad", spec, value)
 			}
 		}

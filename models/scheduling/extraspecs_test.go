@@ -1,7 +1,6 @@
 package scheduling
 
 import (
-	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -184,31 +183,6 @@ func hfNilIfEmpty(s []string) []string {
 		return nil
 	}
 	return s
-}
-
-func TestPyFloat(t *testing.T) {
-	cases := []struct {
-		in   string
-		want float64
-		ok   bool
-	}{
-		{"4", 4, true}, {" 5\t", 5, true}, {"+5", 5, true}, {"-2.5e1", -25, true},
-		{"1_000", 1000, true}, {"1e1_0", 1e10, true}, {".5", 0.5, true}, {"5.", 5, true},
-		{"\u0663\u0662", 32, true}, {"\U0001D7D9", 1, true}, // Arabic-Indic 32, mathematical double-struck 1
-		{"INF", math.Inf(1), true}, {"-Infinity", math.Inf(-1), true}, {"1e400", math.Inf(1), true},
-		{"0x10", 0, false}, {"1__0", 0, false}, {"_1", 0, false}, {"1_", 0, false},
-		{"+-1", 0, false}, {"", 0, false}, {".", 0, false}, {"e5", 0, false}, {"1 2", 0, false},
-		{"0x1p-2", 0, false}, {"1,5", 0, false}, {"infinit", 0, false},
-	}
-	for _, c := range cases {
-		got, ok := pyFloat(c.in)
-		if ok != c.ok || (ok && got != c.want) {
-			t.Errorf("pyFloat(%q) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
-		}
-	}
-	if f, ok := pyFloat("-nan"); !ok || !math.IsNaN(f) {
-		t.Errorf("pyFloat(-nan) = %v, %v", f, ok)
-	}
 }
 
 // hfHost builds a host whose root provider is in aggregates with the given

@@ -34,7 +34,7 @@ func (AggregateMultiTenancyIsolation) Filter(h *HostState, r *Request) Verdict {
 		project = r.ProjectID
 	}
 	if h != nil && h.tenants != nil {
-		return h.tenants.verdict(project)
+		return h.tenants.verdict(project, r.refusalTexts())
 	}
 	restricted, allowed := false, false
 	if h != nil {
@@ -60,22 +60,49 @@ func (AggregateMultiTenancyIsolation) Filter(h *HostState, r *Request) Verdict {
 	case allowed:
 		return Verdict{Passed: true, Reason: "the project is among the host's tenants"}
 	}
-	return tenantRefusal(project, hfFormatValues(TenantsOf(h)))
+	return tenantRefusal(r.refusalTexts(), hfFormatValues(TenantsOf(h)))
+}
+
+// tenantTexts are the parts of a tenant refusal that depend on the project
+// only: a run works them out once instead of once per host it refuses.
+type tenantTexts struct {
+	project string
+	reason  string // the reason up to the host's tenants
+	summary string
+}
+
+func newTenantTexts(project string) *tenantTexts {
+	if project == "" {
+		return &tenantTexts{
+			reason:  "the request names no project, and the host admits only the tenants ",
+			summary: "the request names no project, and the host admits only its tenants (filter_tenant_id keys)",
+		}
+	}
+	q := strconv.Quote(project)
+	return &tenantTexts{
+		project: project,
+		reason:  "project " + q + " is not among the host's tenants ",
+		summary: "project " + q + " is not among the host's tenants (filter_tenant_id keys)",
+	}
+}
+
+// refusalTexts returns the request's tenant texts (worked out here when
+// the request did not come through a run).
+func (r *Request) refusalTexts() *tenantTexts {
+	project := ""
+	if r != nil {
+		project = r.ProjectID
+		if r.tenantTexts != nil && r.tenantTexts.project == project {
+			return r.tenantTexts
+		}
+	}
+	return newTenantTexts(project)
 }
 
 // tenantRefusal names the host's tenants in the reason; the summary leaves
 // them out, so every host the project may not use counts as one reason.
-func tenantRefusal(project, tenants string) Verdict {
-	if project == "" {
-		return Verdict{
-			Reason:  "the request names no project, and the host admits only the tenants " + tenants + " (filter_tenant_id keys)",
-			Summary: "the request names no project, and the host admits only its tenants (filter_tenant_id keys)",
-		}
-	}
-	return Verdict{
-		Reason:  "project " + strconv.Quote(project) + " is not among the host's tenants " + tenants + " (filter_tenant_id keys)",
-		Summary: "project " + strconv.Quote(project) + " is not among the host's tenants (filter_tenant_id keys)",
-	}
+func tenantRefusal(t *tenantTexts, tenants string) Verdict {
+	return Verdict{Reason: t.reason + tenants + " (filter_tenant_id keys)", Summary: t.summary}
 }
 
 // hostTenants is TenantsOf of a host, with the set as reasons print it.
@@ -91,14 +118,14 @@ func newHostTenants(h *HostState) *hostTenants {
 
 // verdict is the filter's verdict for a host with these tenants. Every
 // tenant key yields at least one piece, so an empty list means no key.
-func (t *hostTenants) verdict(project string) Verdict {
+func (t *hostTenants) verdict(project string, texts *tenantTexts) Verdict {
 	switch {
 	case len(t.list) == 0:
 		return Verdict{Passed: true, Reason: "no aggregate of the host restricts tenants"}
 	case slices.Contains(t.list, project):
 		return Verdict{Passed: true, Reason: "the project is among the host's tenants"}
 	}
-	return tenantRefusal(project, t.text)
+	return tenantRefusal(texts, t.text)
 }
 
 // TenantsOf lists the projects h's aggregates admit (sorted); none means

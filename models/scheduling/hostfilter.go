@@ -29,6 +29,10 @@ type Request struct {
 	// host; empty when Group is nil.
 	GroupHosts map[string]int
 	Settings   models.Settings
+
+	// tenantTexts is set by a run, which owns its Request, before any
+	// filter sees it (filter_tenant.go).
+	tenantTexts *tenantTexts
 }
 
 // Verdict is one filter's answer for one host. Reason says, for a person,

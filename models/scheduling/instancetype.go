@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"corral/models"
+	"corral/models/pycompat"
 )
 
 // Seed 003's sentinels and reserved key (nfv-filters AggregateInstanceTypeFilter).
@@ -38,7 +39,7 @@ type TypeRequirement struct {
 // is wrong with a value the filter rejects.
 func ParseTypeRequirement(s string) TypeRequirement {
 	t := TypeRequirement{Raw: s}
-	words := pySplit(s)
+	words := pycompat.Split(s)
 	var alts []string
 	if len(words) > 0 && words[0] == OpOr {
 		t.Or = true
@@ -50,7 +51,7 @@ func ParseTypeRequirement(s string) TypeRequirement {
 	} else {
 		// Sentinels are recognised with surrounding whitespace too: such a
 		// literal could never equal a stripped aggregate value anyway.
-		if st := pyStrip(s); st == SentinelAny || st == SentinelOptional || st == SentinelAbsent {
+		if st := pycompat.Strip(s); st == SentinelAny || st == SentinelOptional || st == SentinelAbsent {
 			alts = []string{st}
 		} else {
 			alts = []string{s}
@@ -199,7 +200,7 @@ func (AggregateInstanceTypeFilter) Name() string { return models.FilterAggregate
 // forced mode: some value of force_metadata_check is "true" in any case.
 func ForcedMetadataCheck(md HostMetadata) bool {
 	for _, v := range md[KeyForceMetadataCheck] {
-		if strings.EqualFold(pyStrip(v), "true") {
+		if strings.EqualFold(pycompat.Strip(v), "true") {
 			return true
 		}
 	}
@@ -313,7 +314,7 @@ func cachedTypeRequirement(s string) TypeRequirement {
 // flavorAlternatives are the values a flavor offers for a key in forced
 // mode: the words of an "<or>" list, or the whole (stripped) value.
 func flavorAlternatives(v string) []string {
-	words := pySplit(v)
+	words := pycompat.Split(v)
 	if len(words) > 0 && words[0] == OpOr {
 		var alts []string
 		for _, w := range words[1:] {
@@ -323,7 +324,7 @@ func flavorAlternatives(v string) []string {
 		}
 		return alts
 	}
-	return []string{pyStrip(v)}
+	return []string{pycompat.Strip(v)}
 }
 
 // typeReason phrases an outcome; "" for a pass. who is "aggregate" (normal

@@ -116,6 +116,7 @@ func (s *Snapshot) Run(spec *RequestSpec) (*Trace, error) {
 		return nil, err
 	}
 	r := &run{s: s, rv: rv, rf: s.runRequestFilters(&rv.req), groups: map[string]*placement.Result{}, req: rv.req, failedRound: -1}
+	r.req.tenantTexts = newTenantTexts(r.req.ProjectID)
 	unnumbered := r.rf.terms.And(rv.user)
 	tr := &Trace{
 		PlacementQuery: placementQuery(rv.req.Flavor, unnumbered, rv.groups),

@@ -77,22 +77,11 @@ func NewSnapshot(w *models.World) (*Snapshot, error) {
 		tenantAggs:   map[string][]int32{},
 		azAggs:       map[string][]int32{},
 	}
-	// One backing array for every host's aggregate list keeps the snapshot
-	// to a few allocations even with 25,000 hosts.
 	hostIdx := ix.Hosts()
 	s.hosts = make([]HostState, len(hostIdx))
 	s.hostPos = make(map[string]int, len(hostIdx))
-	total := 0
-	for _, h := range hostIdx {
-		total += len(ix.AggregatesOf(int(h)))
-	}
-	backing := make([]*models.Aggregate, 0, total)
 	for i, h := range hostIdx {
-		start := len(backing)
-		for _, a := range ix.AggregatesOf(int(h)) {
-			backing = append(backing, ix.Aggregate(int(a)))
-		}
-		s.hosts[i] = HostState{Provider: ix.Provider(int(h)), Aggregates: backing[start:len(backing):len(backing)]}
+		s.hosts[i] = HostState{Provider: ix.Provider(int(h))}
 		s.hostPos[ix.Provider(int(h)).Name] = i
 	}
 	byName := make([]int32, len(s.hosts))
@@ -106,25 +95,6 @@ func NewSnapshot(w *models.World) (*Snapshot, error) {
 	}
 	s.byName = byName
 	s.nameHeads = nameHeads(s.hosts)
-	s.isolating = isolatingAggregates(s)
-	s.tenantViews = buildViews(s, IsTenantKey)
-	tenants := make([]*hostTenants, len(s.tenantViews.reps))
-	for v, rep := range s.tenantViews.reps {
-		tenants[v] = newHostTenants(&s.hosts[rep])
-	}
-	for i, v := range s.tenantViews.of {
-		s.hosts[i].tenants = tenants[v]
-	}
-	forcingAgg := make([]bool, ix.NumAggregates())
-	for a := range forcingAgg {
-		forcingAgg[a] = forcesMetadataCheck(ix.Aggregate(a))
-	}
-	s.forcing = make([]bool, len(hostIdx))
-	for i, h := range hostIdx {
-		for _, a := range ix.AggregatesOf(int(h)) {
-			s.forcing[i] = s.forcing[i] || forcingAgg[a]
-		}
-	}
 	for i := range w.Flavors {
 		f := &w.Flavors[i]
 		s.flavorByName[f.Name] = f
@@ -140,6 +110,144 @@ func NewSnapshot(w *models.World) (*Snapshot, error) {
 	for i := range w.Servers {
 		s.serverByUUID[w.Servers[i].UUID] = &w.Servers[i]
 	}
+	s.indexAggregates(nil, nil)
+	return s, nil
+}
+
+// WithAggregates returns a snapshot of w, a world that differs from the
+// snapshot's only in its aggregates (their metadata, members, or which
+// exist): changed names by UUID every aggregate whose members may differ.
+// Everything about providers, flavors, servers and groups is shared with s,
+// so this costs a fraction of NewSnapshot on a large cloud. A world that
+// differs in more is an Internal error: build it with NewSnapshot.
+//
+// w's providers may also be a new slice of the same providers changed in
+// place only (see placement.Index.WithWorld): their generations,
+// inventories, usages.
+func (s *Snapshot) WithAggregates(w *models.World, changed map[string]bool) (*Snapshot, error) {
+	old := s.world
+	same := func(a, b int, pa, pb any) bool { return a == b && (a == 0 || pa == pb) }
+	var providers []models.Provider
+	if !same(len(w.Providers), len(old.Providers), firstOf(w.Providers), firstOf(old.Providers)) {
+		providers = w.Providers
+	}
+	if !same(len(w.Flavors), len(old.Flavors), firstOf(w.Flavors), firstOf(old.Flavors)) ||
+		!same(len(w.Servers), len(old.Servers), firstOf(w.Servers), firstOf(old.Servers)) ||
+		!same(len(w.ServerGroups), len(old.ServerGroups), firstOf(w.ServerGroups), firstOf(old.ServerGroups)) {
+		return nil, models.E(models.Internal, "", "WithAggregates: the world differs in more than its aggregates")
+	}
+	ix, err := s.ix.WithWorld(providers, w.Aggregates, changed)
+	if err != nil {
+		return nil, models.Wrap("update snapshot", err)
+	}
+	ns := &Snapshot{
+		world: w, ix: ix,
+		hostPos: s.hostPos, nameRank: s.nameRank, byName: s.byName, nameHeads: s.nameHeads,
+		flavorByName: s.flavorByName, flavorByID: s.flavorByID,
+		groupByUUID: s.groupByUUID, groupsByName: s.groupsByName, serverByUUID: s.serverByUUID,
+	}
+	ns.hosts = make([]HostState, len(s.hosts))
+	for i, h := range ix.Hosts() {
+		ns.hosts[i] = HostState{Provider: ix.Provider(int(h))}
+	}
+	// The metadata keys of the changed aggregates, before and after:
+	// host views over other keys stay as they are.
+	touched := map[string]bool{}
+	for u := range changed {
+		for _, x := range []*placement.Index{s.ix, ix} {
+			if a, ok := x.AggregateByUUID(u); ok {
+				for k := range x.Aggregate(a).Metadata {
+					touched[k] = true
+				}
+			}
+		}
+	}
+	ns.indexAggregates(s, touched)
+	s.keyViews.mu.Lock()
+	for id, v := range s.keyViews.m {
+		if !anyTouched(strings.Split(id, "\x00"), touched) {
+			if ns.keyViews.m == nil {
+				ns.keyViews.m = map[string]*hostViews{}
+			}
+			ns.keyViews.m[id] = v
+		}
+	}
+	s.keyViews.mu.Unlock()
+	return ns, nil
+}
+
+func anyTouched(keys []string, touched map[string]bool) bool {
+	for _, k := range keys {
+		if touched[k] {
+			return true
+		}
+	}
+	return false
+}
+
+func firstOf[T any](s []T) *T {
+	if len(s) == 0 {
+		return nil
+	}
+	return &s[0]
+}
+
+// indexAggregates works out everything the snapshot derives from
+// aggregates: each host's aggregates, the tenant views, the aggregates
+// that force the metadata check or isolate, by tenant and by zone.
+//
+// With prev (the snapshot s updates) and the metadata keys its changed
+// aggregates carry, the tenant views are taken over from prev when no
+// tenant key was touched.
+func (s *Snapshot) indexAggregates(prev *Snapshot, touched map[string]bool) {
+	ix, w := s.ix, s.world
+	s.tenantAggs = map[string][]int32{}
+	s.azAggs = map[string][]int32{}
+	// One backing array for every host's aggregate list keeps the snapshot
+	// to a few allocations even with 25,000 hosts.
+	hostIdx := ix.Hosts()
+	total := 0
+	for _, h := range hostIdx {
+		total += len(ix.AggregatesOf(int(h)))
+	}
+	backing := make([]*models.Aggregate, 0, total)
+	for i, h := range hostIdx {
+		start := len(backing)
+		for _, a := range ix.AggregatesOf(int(h)) {
+			backing = append(backing, ix.Aggregate(int(a)))
+		}
+		s.hosts[i].Aggregates = backing[start:len(backing):len(backing)]
+	}
+	s.isolating = isolatingAggregates(s)
+	tenantTouched := false
+	for k := range touched {
+		tenantTouched = tenantTouched || IsTenantKey(k)
+	}
+	if prev != nil && !tenantTouched {
+		s.tenantViews = prev.tenantViews
+		for i := range s.hosts {
+			s.hosts[i].tenants = prev.hosts[i].tenants
+		}
+	} else {
+		s.tenantViews = buildViews(s, IsTenantKey)
+		tenants := make([]*hostTenants, len(s.tenantViews.reps))
+		for v, rep := range s.tenantViews.reps {
+			tenants[v] = newHostTenants(&s.hosts[rep])
+		}
+		for i, v := range s.tenantViews.of {
+			s.hosts[i].tenants = tenants[v]
+		}
+	}
+	forcingAgg := make([]bool, ix.NumAggregates())
+	for a := range forcingAgg {
+		forcingAgg[a] = forcesMetadataCheck(ix.Aggregate(a))
+	}
+	s.forcing = make([]bool, len(hostIdx))
+	for i, h := range hostIdx {
+		for _, a := range ix.AggregatesOf(int(h)) {
+			s.forcing[i] = s.forcing[i] || forcingAgg[a]
+		}
+	}
 	for a := range w.Aggregates {
 		agg := &w.Aggregates[a]
 		seen := map[string]bool{}
@@ -153,7 +261,6 @@ func NewSnapshot(w *models.World) (*Snapshot, error) {
 			s.azAggs[az] = append(s.azAggs[az], int32(a))
 		}
 	}
-	return s, nil
 }
 
 // maxNameHeads bounds nameHeads: beyond it a reason is checked host by host.

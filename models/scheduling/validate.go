@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"corral/models"
+	"corral/models/pycompat"
 )
 
 // Problem is one finding about a metadata or extra-spec entry, for the
@@ -77,7 +78,7 @@ func ValidateAggregateMetadata(md map[string]string, s models.Settings) []Proble
 	var ps problems
 	forced := false
 	for _, piece := range strings.Split(md[KeyForceMetadataCheck], ",") {
-		forced = forced || strings.EqualFold(pyStrip(piece), "true")
+		forced = forced || strings.EqualFold(pycompat.Strip(piece), "true")
 	}
 	for _, key := range hfSortedKeys(md) {
 		v := md[key]
@@ -98,7 +99,7 @@ func ValidateAggregateMetadata(md map[string]string, s models.Settings) []Proble
 			s.DefaultForbiddenMemberPrefix != "" && strings.HasPrefix(key, s.DefaultForbiddenMemberPrefix):
 			checkReservationKey(&ps, key, s)
 		case key == KeySoftAffinityMultiplier || key == KeySoftAntiAffinityMultiplier:
-			if f, ok := pyFloat(v); !ok {
+			if f, ok := pycompat.ParseFloat(v); !ok {
 				ps.add(key, SeverityWarning, "%q is not a number: nova ignores it and uses the configured multiplier", v)
 			} else if f < 0 {
 				ps.add(key, SeverityWarning, "a negative multiplier turns the soft policy around for these hosts")
@@ -128,7 +129,7 @@ func ValidateAggregateMetadata(md map[string]string, s models.Settings) []Proble
 }
 
 func checkForceKey(ps *problems, key, v string, s models.Settings) {
-	switch t := pyStrip(v); {
+	switch t := pycompat.Strip(v); {
 	case strings.EqualFold(t, "true"):
 		if !filterEnabled(s, models.FilterAggregateInstanceType) {
 			ps.add(key, SeverityWarning, "only AggregateInstanceTypeFilter reads this key, and it is not enabled")
@@ -142,7 +143,7 @@ func checkForceKey(ps *problems, key, v string, s models.Settings) {
 func checkTenantKey(ps *problems, key, v string, s models.Settings) {
 	pieces := strings.Split(v, ",")
 	switch {
-	case pyStrip(v) == "":
+	case pycompat.Strip(v) == "":
 		ps.add(key, SeverityWarning, "an empty project admits no project at all: the hosts of this aggregate accept nobody")
 		return
 	case len(pieces) > 1:
@@ -151,11 +152,11 @@ func checkTenantKey(ps *problems, key, v string, s models.Settings) {
 			msg += " (limit_tenants_to_placement_aggregate is on: none of these projects is sent to this aggregate)"
 		}
 		ps.add(key, SeverityWarning, msg, TenantKeyPrefix)
-	case pyStrip(v) != v:
+	case pycompat.Strip(v) != v:
 		ps.add(key, SeverityWarning, "surrounding spaces: the post-filter strips them, Placement's pre-filter does not")
 	}
 	for _, p := range pieces {
-		if pyStrip(p) == "" && len(pieces) > 1 {
+		if pycompat.Strip(p) == "" && len(pieces) > 1 {
 			ps.add(key, SeverityWarning, "the comma list has an empty entry")
 			break
 		}
@@ -168,7 +169,7 @@ func checkAZKey(ps *problems, key, v string) {
 		ps.add(key, SeverityError, "nova does not support an empty availability zone name")
 	case strings.Contains(v, ":"):
 		ps.add(key, SeverityError, "availability zone names may not contain ':'")
-	case pyStrip(v) != v:
+	case pycompat.Strip(v) != v:
 		ps.add(key, SeverityError, "availability zone names may not start or end with spaces")
 	default:
 		ps.add(key, SeverityWarning, "set the availability zone with the aggregate's availability zone field; this key counts only while the field is empty")
@@ -211,7 +212,7 @@ func checkReservationKey(ps *problems, key string, s models.Settings) {
 // requirement (force_metadata_check=True): each comma piece is one.
 func checkForcedValue(ps *problems, key, v string) {
 	for _, piece := range strings.Split(v, ",") {
-		piece = pyStrip(piece)
+		piece = pycompat.Strip(piece)
 		t := ParseTypeRequirement(piece)
 		if err := t.Err(); err != nil {
 			ps.add(key, SeverityError, "%s", err.Error())
@@ -229,8 +230,8 @@ func checkForcedValue(ps *problems, key, v string) {
 // compared literally (no force_metadata_check).
 func checkLiteralValue(ps *problems, key, v string) {
 	for _, piece := range strings.Split(v, ",") {
-		piece = pyStrip(piece)
-		words := pySplit(piece)
+		piece = pycompat.Strip(piece)
+		words := pycompat.Split(piece)
 		if len(words) == 0 {
 			continue
 		}
@@ -312,11 +313,11 @@ func checkOperatorValue(ps *problems, key, v string) {
 	if r.Op != "" {
 		return
 	}
-	words := pySplit(v)
+	words := pycompat.Split(v)
 	switch {
 	case len(words) > 1 && looksLikeOp(words[0]):
 		ps.add(key, SeverityWarning, "%q is not an operator (operators are case-sensitive; there is no numeric > or <): the whole value is compared as a string", words[0])
-	case v != pyStrip(v) && pyStrip(v) != "":
+	case v != pycompat.Strip(v) && pycompat.Strip(v) != "":
 		ps.add(key, SeverityWarning, "surrounding spaces: aggregate values are stripped, so this value can never match")
 	case strings.Contains(v, ","):
 		ps.add(key, SeverityWarning, "aggregate values are split at commas, so a value with a comma can never match; use '<or> a <or> b'")

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"corral/models"
+	"corral/models/pycompat"
 )
 
 // Tenant and reservation tags are metadata keys the console shows as typed
@@ -54,7 +55,7 @@ func SetTenantTags(md map[string]string, projects []string) map[string]string {
 			out[k] = v
 			continue
 		}
-		p := pyStrip(v)
+		p := pycompat.Strip(v)
 		if p != "" && !strings.Contains(p, ",") && want[p] && keep[p] == "" {
 			keep[p] = k
 		}
@@ -133,7 +134,7 @@ func orderedTags(tags []string, splitCommas bool) []string {
 			pieces = strings.Split(t, ",")
 		}
 		for _, p := range pieces {
-			p = pyStrip(p)
+			p = pycompat.Strip(p)
 			if p != "" && !seen[p] {
 				seen[p] = true
 				out = append(out, p)
@@ -183,7 +184,7 @@ func CheckTag(field, id string) *models.Error {
 	switch {
 	case id == "":
 		return models.E(models.Invalid, field, "a %s id is needed", field)
-	case strings.ContainsRune(id, ',') || strings.ContainsFunc(id, pyIsSpace):
+	case strings.ContainsRune(id, ',') || strings.ContainsFunc(id, pycompat.IsSpace):
 		return models.E(models.Invalid, field, "one %s id, without commas or spaces", field)
 	case len(id) > limit:
 		return models.E(models.Invalid, field, "a %s id has at most %d characters", field, limit)

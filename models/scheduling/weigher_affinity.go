@@ -1,6 +1,10 @@
 package scheduling
 
-import "corral/models"
+import (
+	"corral/models"
+
+	"corral/models/pycompat"
+)
 
 // Weigher names, as nova.conf's weight_classes spells them.
 const (
@@ -105,7 +109,7 @@ func aggregateMultiplier(h *HostState, key string, def float64) float64 {
 		if !ok {
 			continue
 		}
-		f, ok := pyFloat(v)
+		f, ok := pycompat.ParseFloat(v)
 		if !ok {
 			return def
 		}

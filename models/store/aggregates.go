@@ -269,7 +269,11 @@ func (s *Store) CreateAggregate(ctx context.Context, a Actor, agg *models.Aggreg
 		return models.E(models.Invalid, "aggregate", "no aggregate given")
 	}
 	return s.write(ctx, a, op, func(t *txn) error {
-		return t.createAggregate(agg)
+		if err := t.createAggregate(agg); err != nil {
+			return err
+		}
+		t.touchAggregates(agg.UUID)
+		return nil
 	})
 }
 
@@ -392,6 +396,7 @@ func (t *txn) setMembers(aggUUID string, old, new []string) error {
 }
 
 func (t *txn) bumpProviders(uuids []string) error {
+	t.touchProvidersInPlace(uuids...)
 	for rest := uuids; len(rest) > 0; {
 		n := min(len(rest), 500)
 		if err := t.tx.Model(&models.Provider{}).Where("uuid IN ?", rest[:n]).
@@ -443,6 +448,9 @@ func (s *Store) UpdateAggregate(ctx context.Context, a Actor, aggUUID string, ge
 	err := s.write(ctx, a, op, func(t *txn) error {
 		var err error
 		out, err = t.updateAggregate(aggUUID, generation, fn)
+		if err == nil {
+			t.touchAggregates(out.UUID)
+		}
 		return err
 	})
 	if err != nil {
@@ -554,6 +562,7 @@ func (s *Store) DeleteAggregate(ctx context.Context, a Actor, aggUUID string, ge
 		if err != nil {
 			return err
 		}
+		t.touchAggregates(cur.UUID)
 		if generation != AnyGeneration && cur.Generation != generation {
 			return staleErr("aggregate", cur.Name)
 		}

@@ -588,6 +588,8 @@ func (s *Store) SetProviderAggregates(ctx context.Context, a Actor, provUUID str
 		if res.RowsAffected != 1 {
 			return staleErr("resource provider", cur.Name)
 		}
+		t.touchAggregates(append(slices.Clone(added), removed...)...)
+		t.touchProvidersInPlace(cur.UUID)
 		return t.audit("set-aggregates", "provider", cur.UUID, cur.Name,
 			map[string]any{"aggregates": have, "generation": cur.Generation},
 			map[string]any{"aggregates": want, "generation": newGen})

@@ -192,6 +192,7 @@ func (s *Store) UpdateQuotas(ctx context.Context, a Actor, project string, u Quo
 	}
 	var changed []string
 	err := s.write(ctx, a, "store.UpdateQuotas", func(t *txn) error {
+		t.keepsWorld() // no part of the world
 		changed = nil
 		var rows []models.Quota
 		if err := t.tx.Where("project_id = ?", project).Find(&rows).Error; err != nil {

@@ -346,6 +346,7 @@ func (s *Store) SetQuota(ctx context.Context, a Actor, project, resource string,
 		return models.E(models.Invalid, "limit", "a quota limit is -1 (unlimited) or more, not %d", limit)
 	}
 	return s.write(ctx, a, "store.SetQuota", func(t *txn) error {
+		t.keepsWorld() // no part of the world
 		old, err := quotaLimit(t.tx, project, resource)
 		if err != nil {
 			return err

@@ -41,6 +41,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -71,6 +72,10 @@ type Store struct {
 	db       *gorm.DB // writes (SQLite: BEGIN IMMEDIATE so writers queue)
 	rdb      *gorm.DB // reads (SQLite: deferred transactions, WAL snapshots)
 	postgres bool
+	tokens   tokenCache
+	changes  changeLog
+	liveOnce sync.Once
+	live     *Live
 }
 
 // Tables the models package does not describe (corral_revision has no
@@ -215,10 +220,55 @@ func (s *Store) Close() error {
 func (s *Store) IsPostgres() bool { return s.postgres }
 
 // Revision is the global change counter: it moves on every write.
+// Within a context from WithRevisionMemo it is read once.
 func (s *Store) Revision(ctx context.Context) (int64, error) {
+	m, _ := ctx.Value(revisionMemoKey{}).(*revisionMemo)
+	if m != nil {
+		m.mu.Lock()
+		rev, ok := m.rev, m.ok
+		m.mu.Unlock()
+		if ok {
+			return rev, nil
+		}
+	}
+	rev, err := s.currentRevision(ctx)
+	if m != nil && err == nil {
+		m.mu.Lock()
+		m.rev, m.ok = rev, true
+		m.mu.Unlock()
+	}
+	return rev, err
+}
+
+// currentRevision reads the revision from the database, memo or not.
+func (s *Store) currentRevision(ctx context.Context) (int64, error) {
 	var rev int64
 	err := s.rdb.WithContext(ctx).Raw("SELECT revision FROM corral_revision WHERE id = 1").Scan(&rev).Error
 	return rev, mapErr("store.Revision", err)
+}
+
+type revisionMemoKey struct{}
+
+type revisionMemo struct {
+	mu  sync.Mutex
+	rev int64
+	ok  bool
+}
+
+// WithRevisionMemo returns a context in which Revision reads the database
+// once, for a request that only reads: its token check and its snapshot
+// then cost one query, not two. A write through the store with the
+// context forgets the memo.
+func WithRevisionMemo(ctx context.Context) context.Context {
+	return context.WithValue(ctx, revisionMemoKey{}, &revisionMemo{})
+}
+
+func forgetRevision(ctx context.Context) {
+	if m, _ := ctx.Value(revisionMemoKey{}).(*revisionMemo); m != nil {
+		m.mu.Lock()
+		m.ok = false
+		m.mu.Unlock()
+	}
 }
 
 // txn is one write in progress.
@@ -227,6 +277,32 @@ type txn struct {
 	actor  Actor
 	now    time.Time
 	events int
+	// What the write changed, for the live snapshot (live.go): unless the
+	// write says otherwise, anything may have changed.
+	change change
+}
+
+// touchAggregates declares that the write changed these aggregates (their
+// rows or members) and nothing else of the world.
+func (t *txn) touchAggregates(uuids ...string) {
+	if t.change.kind == changeUnknown || t.change.kind == changeNone {
+		t.change.kind = changeAggregates
+	}
+	t.change.aggregates = append(t.change.aggregates, uuids...)
+}
+
+// touchProvidersInPlace declares that the write also changed these
+// providers, but not their name, parent or traits (a generation).
+func (t *txn) touchProvidersInPlace(uuids ...string) {
+	t.change.providers = append(t.change.providers, uuids...)
+}
+
+// keepsWorld declares that the write changed nothing the world holds
+// (users, tokens, drafts, quotas).
+func (t *txn) keepsWorld() {
+	if t.change.kind == changeUnknown {
+		t.change.kind = changeNone
+	}
 }
 
 // write runs fn in one transaction that bumps the revision first. Taking the
@@ -234,15 +310,17 @@ type txn struct {
 // every write, so they cannot deadlock and a conditional UPDATE always sees
 // the previous writer's committed generation.
 func (s *Store) write(ctx context.Context, a Actor, op string, fn func(t *txn) error) error {
+	var rev int64
+	var t *txn
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Exec("UPDATE corral_revision SET revision = revision + 1 WHERE id = 1")
-		if res.Error != nil {
-			return res.Error
+		rev = 0
+		if err := tx.Raw("UPDATE corral_revision SET revision = revision + 1 WHERE id = 1 RETURNING revision").Scan(&rev).Error; err != nil {
+			return err
 		}
-		if res.RowsAffected != 1 {
+		if rev == 0 {
 			return errors.New("revision row is missing")
 		}
-		t := &txn{tx: tx, actor: a, now: time.Now().UTC().Truncate(time.Microsecond)}
+		t = &txn{tx: tx, actor: a, now: time.Now().UTC().Truncate(time.Microsecond)}
 		if err := fn(t); err != nil {
 			return err
 		}
@@ -251,6 +329,10 @@ func (s *Store) write(ctx context.Context, a Actor, op string, fn func(t *txn) e
 		}
 		return nil
 	})
+	if err == nil {
+		s.changes.record(rev, t.change)
+	}
+	forgetRevision(ctx)
 	return mapErr(op, err)
 }
 

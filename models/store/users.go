@@ -58,6 +58,7 @@ func (s *Store) CreateUser(ctx context.Context, a Actor, name, password string, 
 	}
 	u := &models.User{Name: name, PasswordHash: string(hash), Role: role, ProjectID: project}
 	err = s.write(ctx, a, "store.CreateUser", func(t *txn) error {
+		t.keepsWorld() // no part of the world
 		var n int64
 		if err = t.tx.Model(&models.User{}).Where("name = ?", name).Count(&n).Error; err != nil {
 			return err
@@ -91,6 +92,7 @@ func (s *Store) SetPassword(ctx context.Context, a Actor, name, password string)
 		return models.Wrap("store.SetPassword", err)
 	}
 	return s.write(ctx, a, "store.SetPassword", func(t *txn) error {
+		t.keepsWorld() // no part of the world
 		u, err := findUser(t.tx, "name = ?", name)
 		if err != nil {
 			return err
@@ -117,6 +119,7 @@ func (s *Store) SetPassword(ctx context.Context, a Actor, name, password string)
 func (s *Store) UpdateUser(ctx context.Context, a Actor, id int64, fn func(*models.User) error) (*models.User, error) {
 	var out *models.User
 	err := s.write(ctx, a, "store.UpdateUser", func(t *txn) error {
+		t.keepsWorld() // no part of the world
 		cur, err := findUser(t.tx, "id = ?", id)
 		if err != nil {
 			return err
@@ -157,6 +160,7 @@ func (s *Store) UpdateUser(ctx context.Context, a Actor, id int64, fn func(*mode
 // Neither it nor UpdateUser lets the last admin go (Conflict).
 func (s *Store) DeleteUser(ctx context.Context, a Actor, id int64) error {
 	return s.write(ctx, a, "store.DeleteUser", func(t *txn) error {
+		t.keepsWorld() // no part of the world
 		cur, err := findUser(t.tx, "id = ?", id)
 		if err != nil {
 			return err
@@ -251,6 +255,7 @@ func (s *Store) CreateToken(ctx context.Context, a Actor, userName, tokenName st
 		return "", nil, models.E(models.Invalid, "name", "a token name has at most 255 characters")
 	}
 	err := s.write(ctx, a, "store.CreateToken", func(t *txn) error {
+		t.keepsWorld() // no part of the world
 		u, err := findUser(t.tx, "name = ?", userName)
 		if err != nil {
 			return err
@@ -274,14 +279,36 @@ const tokenTouchInterval = time.Minute
 
 // UserByToken resolves a plain API token to its user. Unknown and revoked
 // tokens are Unauthorized with the same message.
+//
+// Answers are remembered for the revision they were read at: every change
+// to users and tokens moves the revision, so a cached answer is dropped by
+// the first request after a revocation, here or on another replica. An
+// API client then costs one tiny query per request instead of two lookups.
 func (s *Store) UserByToken(ctx context.Context, plain string) (*models.User, *models.APIToken, error) {
-	const op = "store.UserByToken"
 	if plain == "" {
 		return nil, nil, models.E(models.Unauthorized, "", "invalid or revoked token")
 	}
+	rev, err := s.Revision(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	key := hashToken(plain)
+	if u, tok, ok := s.tokens.get(key, rev); ok {
+		return u, tok, nil
+	}
+	u, tok, err := s.userByToken(ctx, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.tokens.put(key, rev, u, tok)
+	return u, tok, nil
+}
+
+func (s *Store) userByToken(ctx context.Context, hash string) (*models.User, *models.APIToken, error) {
+	const op = "store.UserByToken"
 	db := s.rdb.WithContext(ctx)
 	var tok models.APIToken
-	res := db.Where("hash = ?", hashToken(plain)).Limit(1).Find(&tok)
+	res := db.Where("hash = ?", hash).Limit(1).Find(&tok)
 	if res.Error != nil {
 		return nil, nil, mapErr(op, res.Error)
 	}
@@ -334,6 +361,7 @@ func (t *txn) revokeTokens(u *models.User, reason string) error {
 // RevokeToken revokes a token; revoking it again changes nothing.
 func (s *Store) RevokeToken(ctx context.Context, a Actor, id int64) error {
 	return s.write(ctx, a, "store.RevokeToken", func(t *txn) error {
+		t.keepsWorld() // no part of the world
 		var tok models.APIToken
 		res := t.tx.Where("id = ?", id).Limit(1).Find(&tok)
 		if res.Error != nil {
@@ -415,6 +443,7 @@ func (s *Store) RotateSessionKeys(ctx context.Context, a Actor) error {
 		return models.Wrap("store.RotateSessionKeys", err)
 	}
 	return s.write(ctx, a, "store.RotateSessionKeys", func(t *txn) error {
+		t.keepsWorld() // no part of the world
 		var last int64
 		if err := t.tx.Model(&sessionKeyRow{}).Select("COALESCE(MAX(id), 0)").Scan(&last).Error; err != nil {
 			return err

@@ -54,19 +54,31 @@ func loadWorld(tx *gorm.DB) (*models.World, error) {
 	if err = tx.Order("id").Find(&w.Aggregates).Error; err != nil {
 		return nil, err
 	}
-	var members []models.AggregateMember
-	if err = tx.Order("aggregate_uuid, provider_uuid").Find(&members).Error; err != nil {
-		return nil, err
-	}
 	idx := make(map[string]int, len(w.Aggregates))
 	for i := range w.Aggregates {
 		normaliseAggregate(&w.Aggregates[i])
 		idx[w.Aggregates[i].UUID] = i
 	}
-	for _, m := range members {
-		if i, ok := idx[m.AggregateUUID]; ok {
-			w.Aggregates[i].Members = append(w.Aggregates[i].Members, m.ProviderUUID)
+	// Hundreds of thousands of rows at 100,000 providers: scanned by hand,
+	// without GORM's reflection per row.
+	rows, err := tx.Model(&models.AggregateMember{}).Select("aggregate_uuid, provider_uuid").
+		Order("aggregate_uuid, provider_uuid").Rows()
+	if err != nil {
+		return nil, err
+	}
+	var aggUUID, provUUID string
+	for rows.Next() {
+		if err = rows.Scan(&aggUUID, &provUUID); err != nil {
+			rows.Close()
+			return nil, err
 		}
+		if i, ok := idx[aggUUID]; ok {
+			w.Aggregates[i].Members = append(w.Aggregates[i].Members, provUUID)
+		}
+	}
+	rows.Close()
+	if err = rows.Err(); err != nil {
+		return nil, err
 	}
 	if err = tx.Order("name, id").Find(&w.Flavors).Error; err != nil {
 		return nil, err
@@ -74,7 +86,7 @@ func loadWorld(tx *gorm.DB) (*models.World, error) {
 	for i := range w.Flavors {
 		normaliseFlavor(&w.Flavors[i])
 	}
-	if err = tx.Order("name, uuid").Find(&w.Servers).Error; err != nil {
+	if w.Servers, err = scanServers(tx); err != nil {
 		return nil, err
 	}
 	if err = tx.Order("created_at, uuid").Find(&w.ServerGroups).Error; err != nil {
@@ -786,7 +798,12 @@ func scanProviders(tx *gorm.DB) ([]models.Provider, error) {
 	if err := tx.Model(&models.Provider{}).Count(&n).Error; err != nil {
 		return nil, err
 	}
-	rows, err := tx.Model(&models.Provider{}).
+	return scanProviderRows(tx.Model(&models.Provider{}), int(n))
+}
+
+// scanProviderRows reads the providers q selects, in name order.
+func scanProviderRows(q *gorm.DB, n int) ([]models.Provider, error) {
+	rows, err := q.
 		Select("uuid, name, parent_uuid, root_uuid, traits, inventories, usages, generation, created_at, updated_at").
 		Order("name").Rows()
 	if err != nil {
@@ -817,6 +834,29 @@ func scanProviders(tx *gorm.DB) ([]models.Provider, error) {
 		}
 		normaliseProvider(&p)
 		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// scanServers reads every server, by hand like scanProviders.
+func scanServers(tx *gorm.DB) ([]models.Server, error) {
+	var n int64
+	if err := tx.Model(&models.Server{}).Count(&n).Error; err != nil {
+		return nil, err
+	}
+	rows, err := tx.Model(&models.Server{}).
+		Select("uuid, name, project_id, user_id, host, created_at, updated_at").Order("name, uuid").Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make([]models.Server, 0, n)
+	for rows.Next() {
+		var v models.Server
+		if err := rows.Scan(&v.UUID, &v.Name, &v.ProjectID, &v.UserID, &v.Host, &v.CreatedAt, &v.UpdatedAt); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
 	}
 	return out, rows.Err()
 }

@@ -1,6 +1,7 @@
-package scheduling
+package pycompat
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -8,52 +9,27 @@ import (
 	"unicode/utf8"
 )
 
-// Nova's filters run on Python strings. The helpers below reproduce the
-// three Python behaviours that decide their outcome — str.split() and
-// str.strip() without arguments, and float() — so that corral and nova agree
-// on every edge case (checked against nova's own code, see the tests).
-
-// pyIsSpace is Python's str.isspace for one character: Go's unicode.IsSpace
-// plus the four ASCII separators U+001C..U+001F, which Python treats as
-// whitespace (bidirectional class B/S) and Go does not.
-func pyIsSpace(r rune) bool {
-	return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f)
-}
-
-// pySplit is Python's s.split(): runs of whitespace separate words, leading
-// and trailing whitespace yields no empty word.
-func pySplit(s string) []string { return strings.FieldsFunc(s, pyIsSpace) }
-
-// pyStrip is Python's s.strip().
-func pyStrip(s string) string {
-	// Fast path: most values start and end with a printable ASCII byte.
-	if n := len(s); n == 0 || (s[0] > ' ' && s[0] < utf8.RuneSelf && s[n-1] > ' ' && s[n-1] < utf8.RuneSelf) {
-		return s
-	}
-	return strings.TrimFunc(s, pyIsSpace)
-}
-
-// pyFloat is Python's float(s) for a str: surrounding whitespace is
+// ParseFloat is Python's float(s) for a str: surrounding whitespace is
 // ignored, any Unicode decimal digit counts, underscores may separate digits,
 // "inf", "infinity" and "nan" are accepted in any case with a sign, and
 // overflow gives ±Inf instead of an error. Hexadecimal ("0x10") is refused,
 // unlike Go's strconv.ParseFloat.
-func pyFloat(s string) (float64, bool) {
+func ParseFloat(s string) (float64, bool) {
 	t := s
 	if !plainASCII(s) {
 		var ok bool
-		if t, ok = pyFloatASCII(s); !ok {
+		if t, ok = floatASCII(s); !ok {
 			return 0, false
 		}
 	}
-	if t == "" || strings.ContainsRune(t, ' ') {
+	if t == "" || strings.ContainsAny(t, " \t\n\v\f\r") {
 		return 0, false
 	}
-	return pyFloatBody(t)
+	return floatBody(t)
 }
 
 // plainASCII reports whether s is printable ASCII without spaces, which
-// pyFloat can read as it is.
+// ParseFloat can read as it is.
 func plainASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c <= ' ' || c >= utf8.RuneSelf {
@@ -63,15 +39,16 @@ func plainASCII(s string) bool {
 	return true
 }
 
-// pyFloatASCII maps Unicode digits to ASCII and whitespace to spaces, then
-// trims the spaces, as Python does before it parses a float.
-func pyFloatASCII(s string) (string, bool) {
+// floatASCII maps Unicode digits to ASCII and non-ASCII whitespace to
+// spaces, then trims ASCII whitespace, as Python does before it parses a
+// float (so U+001C..U+001F, whitespace to str.strip, are refused here).
+func floatASCII(s string) (string, bool) {
 	var b strings.Builder
 	for _, r := range s {
 		switch {
-		case r < utf8.RuneSelf && !pyIsSpace(r):
+		case r < utf8.RuneSelf:
 			b.WriteRune(r)
-		case pyIsSpace(r):
+		case IsSpace(r):
 			b.WriteByte(' ')
 		case unicode.Is(unicode.Nd, r):
 			b.WriteByte(byte('0' + ndDigitValue(r)))
@@ -79,11 +56,11 @@ func pyFloatASCII(s string) (string, bool) {
 			return "", false
 		}
 	}
-	return strings.Trim(b.String(), " "), true
+	return strings.Trim(b.String(), " \t\n\v\f\r"), true
 }
 
-// pyFloatBody parses a trimmed ASCII float in Python's grammar.
-func pyFloatBody(t string) (float64, bool) {
+// floatBody parses a trimmed ASCII float in Python's grammar.
+func floatBody(t string) (float64, bool) {
 	body := strings.TrimLeft(t, "+-")
 	if len(t)-len(body) > 1 {
 		return 0, false
@@ -97,13 +74,13 @@ func pyFloatBody(t string) (float64, bool) {
 	case "nan":
 		return math.NaN(), true
 	}
-	clean, ok := pyDecimal(body)
+	clean, ok := decimal(body)
 	if !ok {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(clean, 64)
 	if err != nil {
-		// Only a range error can remain after pyDecimal; Python returns the
+		// Only a range error can remain after decimal; Python returns the
 		// rounded value (±Inf or 0) just as ParseFloat does.
 		if ne, isNum := err.(*strconv.NumError); !isNum || ne.Err != strconv.ErrRange {
 			return 0, false
@@ -115,10 +92,10 @@ func pyFloatBody(t string) (float64, bool) {
 	return f, true
 }
 
-// pyDecimal checks Python's unsigned decimal float grammar
+// decimal checks Python's unsigned decimal float grammar
 // (digits [. digits] | . digits)(e [sign] digits), with single underscores
 // allowed between digits, and returns the number without underscores.
-func pyDecimal(s string) (string, bool) {
+func decimal(s string) (string, bool) {
 	if !strings.ContainsRune(s, '_') && validDecimal(s) {
 		return s, true
 	}
@@ -177,7 +154,7 @@ func ndDigitValue(r rune) int {
 	return int(r-start) % 10
 }
 
-// validDecimal is pyDecimal's grammar without underscores, checked without
+// validDecimal is decimal's grammar without underscores, checked without
 // allocating (the common case).
 func validDecimal(s string) bool {
 	i := 0
@@ -207,4 +184,51 @@ func validDecimal(s string) bool {
 		}
 	}
 	return i == len(s)
+}
+
+// ReprFloat is Python's repr of a float: the shortest digits that read
+// back the same, fixed notation for exponents in [-4, 16), always with a
+// fractional part or an exponent.
+func ReprFloat(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		return "nan"
+	}
+	e := strconv.FormatFloat(f, 'e', -1, 64) // d.ddde±XX
+	mant, expS, _ := strings.Cut(e, "e")
+	exp, _ := strconv.Atoi(expS)
+	neg := strings.HasPrefix(mant, "-")
+	mant = strings.TrimPrefix(mant, "-")
+	digits := strings.Replace(mant, ".", "", 1)
+	decpt := exp + 1
+	var out string
+	if decpt > -4 && decpt <= 16 {
+		switch {
+		case decpt <= 0:
+			out = "0." + strings.Repeat("0", -decpt) + digits
+		case decpt >= len(digits):
+			out = digits + strings.Repeat("0", decpt-len(digits)) + ".0"
+		default:
+			out = digits[:decpt] + "." + digits[decpt:]
+		}
+	} else {
+		m := digits[:1]
+		if len(digits) > 1 {
+			m += "." + digits[1:]
+		}
+		sign := "+"
+		if exp < 0 {
+			sign = "-"
+			exp = -exp
+		}
+		out = fmt.Sprintf("%se%s%02d", m, sign, exp)
+	}
+	if neg {
+		out = "-" + out
+	}
+	return out
 }

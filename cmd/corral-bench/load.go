@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"corral/models"
+)
+
+type listStats struct {
+	done, refused, failed int64
+	p50, p99              time.Duration
+	peakRSS, hwm          int64
+}
+
+// listLoad has clients GET path over and over for d while it samples the
+// server's resident memory.
+func listLoad(c *client, path string, clients int, d time.Duration, pid int) listStats {
+	var st listStats
+	var done, refused, failed atomic.Int64
+	var mu sync.Mutex
+	var lat []time.Duration
+	stop := make(chan struct{})
+	var peak atomic.Int64
+	var sampler sync.WaitGroup
+	sampler.Add(1)
+	go func() {
+		defer sampler.Done()
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if r := rss(pid, "VmRSS"); r > peak.Load() {
+				peak.Store(r)
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for i := 0; i < clients; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			for time.Now().Before(deadline) {
+				took, status, err := c.timeGet(path)
+				switch {
+				case err != nil:
+					failed.Add(1)
+				case status == http.StatusServiceUnavailable:
+					refused.Add(1)
+					time.Sleep(100 * time.Millisecond)
+				case status != http.StatusOK:
+					failed.Add(1)
+				default:
+					done.Add(1)
+					mine = append(mine, took)
+				}
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	sampler.Wait()
+	st.done, st.refused, st.failed = done.Load(), refused.Load(), failed.Load()
+	st.p50, st.p99 = pct(lat, 0.5), pct(lat, 0.99)
+	st.peakRSS, st.hwm = peak.Load(), rss(pid, "VmHWM")
+	return st
+}
+
+// rss reads a memory figure of /proc/<pid>/status, in bytes.
+func rss(pid int, field string) int64 {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), field+":"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+type previewStats struct {
+	done, failed  int64
+	p50, p90, p99 time.Duration
+	firstErr      error
+}
+
+// previewLoad has clients POST distinct previews for d.
+func previewLoad(c *client, body func(int) []byte, clients int, d time.Duration) previewStats {
+	var st previewStats
+	var next, failed atomic.Int64
+	var mu sync.Mutex
+	var lat []time.Duration
+	var once sync.Once
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for i := 0; i < clients; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			for time.Now().Before(deadline) {
+				a, err := c.do(http.MethodPost, "/api/preview", body(int(next.Add(1)-1)))
+				if err == nil && a.status != http.StatusOK {
+					err = fmt.Errorf("status %d: %.300s", a.status, a.body)
+				}
+				if err != nil {
+					failed.Add(1)
+					once.Do(func() { st.firstErr = err })
+					continue
+				}
+				mine = append(mine, a.took)
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	st.done, st.failed = int64(len(lat)), failed.Load()
+	st.p50, st.p90, st.p99 = pct(lat, 0.5), pct(lat, 0.9), pct(lat, 0.99)
+	return st
+}
+
+// previewAfterWrite changes one aggregate's metadata through the compute
+// API, then times the first preview; five times, the slowest counts.
+func previewAfterWrite(c *client, q *queries, w *models.World) (time.Duration, error) {
+	a, err := c.get("/compute/v2.1/os-aggregates")
+	if err != nil {
+		return 0, err
+	}
+	var doc struct {
+		Aggregates []struct {
+			ID   int64  `json:"id"`
+			Name string `json:"name"`
+		} `json:"aggregates"`
+	}
+	if err := json.Unmarshal(a.body, &doc); err != nil || len(doc.Aggregates) == 0 {
+		return 0, fmt.Errorf("list aggregates: status %d: %v", a.status, err)
+	}
+	target := doc.Aggregates[len(doc.Aggregates)/2]
+	var worst time.Duration
+	for round := 0; round < 5; round++ {
+		body, _ := json.Marshal(map[string]any{"set_metadata": map[string]any{"metadata": map[string]string{
+			"bench_round": strconv.Itoa(round)}}})
+		r, err := c.do(http.MethodPost, "/compute/v2.1/os-aggregates/"+strconv.FormatInt(target.ID, 10)+"/action", body)
+		if err != nil {
+			return 0, err
+		}
+		if r.status != http.StatusOK {
+			return 0, fmt.Errorf("set_metadata on %s: status %d: %.300s", target.Name, r.status, r.body)
+		}
+		p, err := c.do(http.MethodPost, "/api/preview", q.preview(1_000_000+round))
+		if err != nil {
+			return 0, err
+		}
+		if p.status != http.StatusOK {
+			return 0, errors.New("preview after a write: status " + strconv.Itoa(p.status) + ": " + string(p.body[:min(300, len(p.body))]))
+		}
+		worst = max(worst, p.took)
+	}
+	return worst, nil
+}

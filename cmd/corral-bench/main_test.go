@@ -1,0 +1,45 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestSmallWorld runs the whole harness on the small generated cloud: both
+// servers start, every answer is compared with the real Placement's, every
+// phase runs. It measures nothing (the targets are for `make bench`), but a
+// difference between the answers fails it.
+func TestSmallWorld(t *testing.T) {
+	if !placementInstalled() {
+		if os.Getenv("CI") != "" {
+			t.Fatal("the real Placement (python3-placement) is not installed")
+		}
+		t.Skip("the real Placement (python3-placement) is not installed")
+	}
+	if testing.Short() {
+		t.Skip("builds corral and starts two servers")
+	}
+	var out, errs bytes.Buffer
+	code := run([]string{"-small", "-samples", "3", "-big-samples", "1", "-list-for", "1s", "-preview-for", "1s"}, &out, &errs)
+	t.Log(out.String())
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	for _, want := range []string{"answers compared on", ": 0 differ", "| `all providers` |", "resident memory", "POST /api/preview", "first preview after a one-aggregate write"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+}
+
+// TestBadUsage: flags only, and positive counts.
+func TestBadUsage(t *testing.T) {
+	for _, args := range [][]string{{"extra"}, {"-samples", "0"}, {"-nonsense"}} {
+		var out, errs bytes.Buffer
+		if code := run(args, &out, &errs); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+}

@@ -5,10 +5,14 @@ package static
 
 import "embed"
 
-// FS holds css/ and vendor/; web serves it under /static/.
+// FS holds css/, vendor/ and img/; web serves it under /static/.
 //
-//go:embed css vendor
+//go:embed css vendor img
 var FS embed.FS
+
+// Favicon is the console's icon under /static/; browsers also ask for
+// /favicon.ico, which serves the same file.
+const Favicon = "/static/img/favicon.svg"
 
 // HTMX is the path of the vendored htmx build under /static/.
 const HTMX = "/static/vendor/htmx-2.0.11.min.js"

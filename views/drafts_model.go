@@ -12,6 +12,7 @@ type DraftRow struct {
 // DraftsProps is the drafts list with its create form.
 type DraftsProps struct {
 	Drafts  []DraftRow
+	Applied []AppliedDraft
 	NewName string
 	Errors  map[string]string
 	CanEdit bool
@@ -34,6 +35,13 @@ type DraftChangeForm struct {
 	Project   string
 	AZ        string
 	Setting   string
+	Flavor    string
+	Group     string
+	Server    string
+	Policy    string
+	Trait     string
+	Class     string // resource class
+	Total     string
 	Errors    map[string]string
 }
 
@@ -50,9 +58,48 @@ type DraftProps struct {
 	Settings         []Option
 	Aggregates       []string
 	Providers        []string
+	Flavors          []string
+	Groups           []string
+	Policies         []Option
 	CanEdit          bool
 	Error            string
 }
+
+// DraftConfirmProps is the page that asks before applying or discarding.
+type DraftConfirmProps struct {
+	ID, Name string
+	Version  int64
+	Action   string // "apply" or "discard"
+	Changes  []DraftChangeRow
+	// Conflicts make applying fail; Stranded and Broken are what applying
+	// does to what already runs.
+	Conflicts []string
+	Stranded  int
+	Broken    int
+}
+
+// AppliedDraft is a recently applied draft that can be reverted.
+type AppliedDraft struct {
+	EventID int64
+	Name    string
+	When    string
+	Actor   string
+	Changes int
+}
+
+// StrandedProps is a draft's strandings page.
+type StrandedProps struct {
+	ID, Name string
+	Checked  int
+	Servers  []StrandedServer
+	Groups   []BrokenGroup
+}
+
+// StrandedServer is one server the draft strands.
+type StrandedServer struct{ Name, Project, Host, Reason string }
+
+// BrokenGroup is one server group whose rules the draft breaks.
+type BrokenGroup struct{ Name, Project, Policy, Reason string }
 
 // ImpactCell is one project × flavor pair: eligible hosts live and with the
 // draft, and which hosts the draft takes away or adds.
@@ -80,8 +127,10 @@ func (c ImpactCell) changeSummary() string {
 
 // ImpactRow is one project's row of the matrix.
 type ImpactRow struct {
-	Project string
-	Cells   []ImpactCell
+	Project  string
+	Unknown  bool // typed in; corral has not seen the project
+	AnyOther bool // the row of every project the world does not name
+	Cells    []ImpactCell
 }
 
 // ImpactProps is the impact matrix of a draft.
@@ -93,6 +142,9 @@ type ImpactProps struct {
 	AllFlavors         []string
 	ChosenProjects     map[string]bool
 	ChosenFlavors      map[string]bool
+	TypedProjects      string // typed project ids, as the form shows them
+	ByZone             bool   // one column per flavor × zone
+	CSVURL             string
 	Pairs              int
 	Dropped            int
 	Stranded           int

@@ -3,6 +3,7 @@ package views
 import (
 	"net/url"
 	"strconv"
+	"strings"
 )
 
 // QueryForm is the live query form as the URL carries it, so that a preview
@@ -20,6 +21,12 @@ type QueryForm struct {
 	Draft      string
 	More       bool              // the admin asked for more blank term rows
 	Errors     map[string]string // by form field name
+	// What the host × stage matrix shows: failed hosts only, those a
+	// stage excluded first, names containing a text, and the page.
+	HostsFailed bool
+	HostsStage  string
+	HostsName   string
+	HostsPage   int
 }
 
 // QueryTerm is one unnumbered member_of term.
@@ -55,7 +62,10 @@ type QueryResult struct {
 	DraftName  string
 	DraftID    string
 	Diff       *QueryDiff
-	ShareURL   string
+	// DraftOnly names the aggregates the request names that only the
+	// draft has: on live data no host is in them.
+	DraftOnly []string
+	ShareURL  string
 }
 
 // QueryTrace is a trace as the page shows it.
@@ -66,6 +76,7 @@ type QueryTrace struct {
 	Reasons           []QueryReason
 	Trees             []QueryTree
 	Hosts             []QueryHost
+	Matrix            *QueryMatrix
 	Modes             []QueryModeRow // providers whose verdict differs by member_of mode
 	ModesShown        bool           // the request has member_of terms to compare
 	Providers         int
@@ -87,6 +98,7 @@ type QueryFunnelStep struct {
 	Unit    string // providers or hosts
 	Remain  int
 	Removed int
+	Break   bool // starts a new line (hosts after providers)
 }
 
 // QueryReason is one group of exclusions with the same reason.
@@ -182,7 +194,128 @@ func (f QueryForm) Values() url.Values {
 		}
 	}
 	set("draft", f.Draft)
+	if f.HostsFailed {
+		q.Set("hfail", "1")
+	}
+	set("hstage", f.HostsStage)
+	set("hname", f.HostsName)
+	if f.HostsPage > 1 {
+		q.Set("hpage", strconv.Itoa(f.HostsPage))
+	}
 	return q
+}
+
+// PageURL is the query's address showing page n of the host matrix.
+func (f QueryForm) PageURL(n int) string {
+	f.HostsPage = n
+	return f.QueryURL()
+}
+
+// QueryMatrix is the host × stage matrix: one row per host, one column per
+// stage and weigher, a page at a time.
+type QueryMatrix struct {
+	Columns []QueryColumn
+	Rows    []QueryMatrixRow
+	// Matched counts the hosts the matrix filter keeps; Rows is page
+	// Page of Pages.
+	Matched, Page, Pages int
+	First                int // position of the first row, from 1
+	PrevURL, NextURL     string
+	// Stages are the stages the filter offers.
+	Stages []string
+	// WeightNote explains weights that are all zero.
+	WeightNote string
+	// Rounds names the host of each instance of a multi-create request.
+	Rounds []QueryRound
+	// The filter as the form holds it.
+	filterFailed bool
+	filterStage  string
+	filterName   string
+}
+
+// WithFilter records the matrix filter the form holds, for its controls.
+func (m *QueryMatrix) WithFilter(f QueryForm) *QueryMatrix {
+	m.filterFailed, m.filterStage, m.filterName = f.HostsFailed, f.HostsStage, f.HostsName
+	return m
+}
+
+func matrixRowTestID(r QueryMatrixRow) string {
+	if r.Passed {
+		return "host-eligible"
+	}
+	return "host-excluded"
+}
+
+func instanceList(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = "#" + strconv.Itoa(n)
+	}
+	return strings.Join(parts, " ")
+}
+
+// keptCount counts the providers the trees list as kept.
+func keptCount(trees []QueryTree) int {
+	n := 0
+	for _, t := range trees {
+		if !t.Root.Excluded {
+			n++
+		}
+		for _, c := range t.Children {
+			if !c.Excluded {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// treeAllKept reports whether no provider of the tree is excluded.
+func treeAllKept(t QueryTree) bool {
+	if t.Root.Excluded {
+		return false
+	}
+	for _, c := range t.Children {
+		if c.Excluded {
+			return false
+		}
+	}
+	return true
+}
+
+// QueryColumn is one stage or weigher.
+type QueryColumn struct {
+	Name  string
+	Short string // the head shown; Name is its title
+	Kind  string // "request", "placement", "filter" or "weigher"
+}
+
+// QueryMatrixRow is one host across every stage.
+type QueryMatrixRow struct {
+	Name      string
+	Passed    bool
+	Stage     string // first failing stage
+	Reason    string
+	Cells     []QueryCell
+	Total     string // the weight, for passing hosts
+	Instances []int  // the instances (from 1) placed here
+	Round     int    // multi-create: the instance whose round excluded it
+}
+
+// QueryCell is one stage's verdict, or one weigher's score.
+type QueryCell struct {
+	Kind   string // "pass", "fail", "skip" (not reached), "weight"
+	Reason string
+	First  bool   // the host's first failing stage
+	Raw    string // weigher: raw value
+	Norm   string // weigher: normalised × multiplier
+	Mult   string
+}
+
+// QueryRound is one instance of a multi-create request and where it went.
+type QueryRound struct {
+	Instance int
+	Host     string
 }
 
 // termRows pads the member_of terms with blank rows to type into.
@@ -258,9 +391,45 @@ func errorTestID(msg string) string {
 	return "term-error"
 }
 
-func hostTestID(h QueryHost) string {
-	if h.Passed {
-		return "host-eligible"
+// draftOnlyText names the aggregates only a draft has ("aggregate x",
+// "aggregates x, y").
+func draftOnlyText(names []string) string {
+	if len(names) == 1 {
+		return "aggregate " + names[0]
 	}
-	return "host-excluded"
+	return "aggregates " + strings.Join(names, ", ")
+}
+
+// queryParts splits a placement query after each '&' and ',' so that it
+// wraps between parameters and UUIDs, never inside one.
+func queryParts(q string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] == '&' || q[i] == ',' {
+			out = append(out, q[start:i+1])
+			start = i + 1
+		}
+	}
+	return append(out, q[start:])
+}
+
+// num writes a count with thousands separators ("100,500").
+func num(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// groupChosen reports whether the form's group (a UUID, or a name as a
+// shared URL may give it) is option g.
+func groupChosen(g Option, group string) bool {
+	return group != "" && (g.Value == group || strings.HasPrefix(g.Label, group+" ("))
 }

@@ -47,6 +47,15 @@ func registerRoutes(e *echo.Echo, env *handlers.Env, loginLimit echo.MiddlewareF
 		return c.String(http.StatusOK, "ok\n")
 	})
 	e.Group("/static", cacheStatic).StaticFS("/", static.FS)
+	// Browsers ask for /favicon.ico on every page whatever the page links.
+	e.GET("/favicon.ico", func(c echo.Context) error {
+		icon, err := static.FS.ReadFile("img/favicon.svg")
+		if err != nil {
+			return err
+		}
+		c.Response().Header().Set("Cache-Control", "public, max-age=86400")
+		return c.Blob(http.StatusOK, "image/svg+xml", icon)
+	})
 
 	g := Groups{
 		Console:   e.Group("", handlers.RequireLogin),

@@ -688,3 +688,12 @@ func TestInternalErrorsAreLoggedWithTheirOp(t *testing.T) {
 		t.Errorf("log %q does not name the operation", logged.String())
 	}
 }
+
+// Browsers ask for /favicon.ico on every page, signed in or not.
+func TestFavicon(t *testing.T) {
+	a := newApp(t)
+	r := a.Client(t).Get("/favicon.ico")
+	if r.StatusCode != http.StatusOK || r.Header.Get("Content-Type") != "image/svg+xml" || !strings.Contains(r.Body, "<svg") {
+		t.Errorf("GET /favicon.ico: %d %q", r.StatusCode, r.Header.Get("Content-Type"))
+	}
+}

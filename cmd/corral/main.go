@@ -230,22 +230,28 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 			notes = append(notes, "The database already holds data; the demo data was not loaded again.")
 		}
 	}
+	// Bind the port before making the first admin: if the port is taken,
+	// no password has been generated and lost, and the next start makes
+	// the admin and prints its password.
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
 	users, err := st.CountUsers(ctx)
 	if err != nil {
+		ln.Close()
 		return err
 	}
 	var password string
 	if users == 0 && *demo {
 		password = newPassword()
-		if _, err = st.CreateUser(ctx, cliActor(), "admin", password, models.RoleAdmin, ""); err != nil {
+		first := store.Actor{Name: "corral serve --demo", Via: "cli", Role: models.RoleAdmin}
+		if _, err = st.CreateUser(ctx, first, "admin", password, models.RoleAdmin, ""); err != nil {
+			ln.Close()
 			return err
 		}
 	}
 
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return err
-	}
 	e, err := web.NewApp(st, log, web.Config{SecureCookies: *secure, TrustedProxies: trusted})
 	if err != nil {
 		ln.Close()

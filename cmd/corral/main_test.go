@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -266,5 +267,31 @@ func signIn(t *testing.T, base, name, password string) {
 	}
 	if doc.Find(`[data-testid="page-dashboard"]`).Length() == 0 {
 		t.Errorf("after sign-in the dashboard is not shown")
+	}
+}
+
+// When `make run` cannot bind its port, no admin is made whose one-time
+// password nobody saw: the next start makes it and prints the password.
+func TestServeOnABusyPortMakesNoAdmin(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	db := filepath.Join(t.TempDir(), "demo.db")
+	var out, errOut strings.Builder
+	if code := run([]string{"serve", "--demo", "--addr", busy.Addr().String(), "--db", db}, strings.NewReader(""), &out, &errOut); code == 0 {
+		t.Fatalf("serve on a busy port exited 0:\n%s", out.String())
+	}
+	if strings.Contains(out.String(), passwordPrefix) {
+		t.Errorf("a password was printed although the server never started:\n%s", out.String())
+	}
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if n, err := st.CountUsers(context.Background()); err != nil || n != 0 {
+		t.Errorf("users after the failed start: %d, %v; want none", n, err)
 	}
 }

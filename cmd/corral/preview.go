@@ -25,7 +25,8 @@ type previewDoc struct {
 // difference to the unchanged world (the shape of POST /api/preview?draft=).
 type previewResult struct {
 	*scheduling.Trace
-	Diff *scheduling.TraceDiff `json:"diff,omitempty"`
+	Diff      *scheduling.TraceDiff `json:"diff,omitempty"`
+	DraftOnly []string              `json:"draft_only,omitempty"`
 }
 
 // runPreview is `corral preview [FILE]`: it reads {"world": …, "request": …}
@@ -95,40 +96,30 @@ func preview(data []byte) (*previewResult, error) {
 			return nil, err
 		}
 	}
-	live, err := judge(world, spec)
-	if err != nil {
-		return nil, err
-	}
-	if len(doc.Changes) == 0 || string(doc.Changes) == "null" {
-		return &previewResult{Trace: live}, nil
-	}
-	var changes []scheduling.Change
-	if err = models.DecodeStrict(doc.Changes, "changes", &changes); err != nil {
-		return nil, err
-	}
-	drafted, err := scheduling.ApplyChanges(world, changes)
-	if err != nil {
-		return nil, err
-	}
-	tr, err := judge(drafted, spec)
-	if err != nil {
-		return nil, err
-	}
-	diff := scheduling.DiffTraces(live, tr)
-	return &previewResult{Trace: tr, Diff: &diff}, nil
-}
-
-// judge runs one request against one world.
-func judge(world *models.World, spec *scheduling.RequestSpec) (*scheduling.Trace, error) {
-	snap, err := scheduling.NewSnapshot(world)
+	liveSnap, err := scheduling.NewSnapshot(world)
 	if err != nil {
 		return nil, prefixField("world", err)
 	}
-	tr, err := snap.Run(spec)
+	var draftSnap *scheduling.Snapshot
+	if len(doc.Changes) > 0 && string(doc.Changes) != "null" {
+		var changes []scheduling.Change
+		if err = models.DecodeStrict(doc.Changes, "changes", &changes); err != nil {
+			return nil, err
+		}
+		var drafted *models.World
+		drafted, err = scheduling.ApplyChanges(world, changes)
+		if err != nil {
+			return nil, err
+		}
+		if draftSnap, err = scheduling.NewSnapshot(drafted); err != nil {
+			return nil, prefixField("changes", err)
+		}
+	}
+	p, err := scheduling.RunPreview(liveSnap, draftSnap, spec)
 	if err != nil {
 		return nil, prefixField("request", err)
 	}
-	return tr, nil
+	return &previewResult{Trace: p.Trace, Diff: p.Diff, DraftOnly: p.DraftOnly}, nil
 }
 
 // prefixField puts an error's field under the document's section.

@@ -203,3 +203,27 @@ func TestPreviewDraftChanges(t *testing.T) {
 		t.Errorf("unknown field in a change: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// A request naming an aggregate only the draft creates is judged as the API
+// and the page judge it (scheduling.RunPreview): on live data the aggregate
+// holds no host, so its host (cn1) is newly eligible.
+func TestPreviewDraftOnlyAggregate(t *testing.T) {
+	doc := withChanges(t, `{"project_id": "tA", "placement": {"member_of": ["newagg"]}}`,
+		`[{"op": "create_aggregate", "aggregate": "newagg"},
+		  {"op": "add_member", "aggregate": "newagg", "provider": "cn1"}]`)
+	code, out, errOut := runPreviewOn(nil, doc)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res struct {
+		Diff      *scheduling.TraceDiff `json:"diff"`
+		DraftOnly []string              `json:"draft_only"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Diff == nil || len(res.Diff.NewlyExcluded) != 0 || len(res.Diff.NewlyEligible) != 1 ||
+		res.Diff.NewlyEligible[0].Name != "cn1" || len(res.DraftOnly) != 1 || res.DraftOnly[0] != "newagg" {
+		t.Errorf("diff = %+v, draft only %v; want cn1 newly eligible and [newagg]", res.Diff, res.DraftOnly)
+	}
+}

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -213,6 +215,29 @@ func (h *Handler) AggregateDetail(c echo.Context) error {
 	agg, err := h.loadAggregate(c)
 	if err != nil {
 		return err
+	}
+	if c.QueryParam("retry") == "metadata" {
+		st, _, serr := h.store().GetSettings(c.Request().Context())
+		if serr != nil {
+			return serr
+		}
+		rows, _, probs := submittedMetadata(c, agg, st)
+		gen, gerr := formGeneration(c)
+		return h.renderDetail(c, http.StatusOK, agg, func(d *cv.AggregateDetailProps) {
+			d.Metadata = metadataEditor(agg, nil, rows, false)
+			d.Metadata.Problems = probs
+			if gerr == nil {
+				// The rows are what was typed on top of that generation.
+				d.Metadata.Generation = gen
+			}
+		})
+	}
+	retry, err := h.retryTag(c, agg)
+	if err != nil {
+		return err
+	}
+	if retry != nil {
+		return h.renderDetail(c, http.StatusOK, agg, retry)
 	}
 	return h.renderDetail(c, http.StatusOK, agg)
 }
@@ -652,6 +677,7 @@ func metadataEditor(agg *models.Aggregate, md map[string]string, rows []cv.KV, r
 		ReadOnly:    readOnly,
 		SubmitLabel: "Save metadata",
 		TestID:      "metadata-editor",
+		ImpactForm:  "metadata", ImpactTarget: agg.UUID,
 	}
 }
 
@@ -713,15 +739,30 @@ func (h *Handler) AggregateMetadata(c echo.Context) error {
 	if gerr != nil {
 		probs = append(probs, cv.Problem{Message: errMsg(gerr)})
 	}
-	showErrors := func(status int, probs []cv.Problem) error {
-		return h.renderDetail(c, status, agg, func(d *cv.AggregateDetailProps) {
-			d.Metadata = metadataEditor(agg, nil, rows, false)
-			d.Metadata.Problems = probs
-			if gerr == nil {
-				// The rows are what was typed on top of that generation.
-				d.Metadata.Generation = gen
+	// A refused save goes back to the aggregate's page (post/redirect/get)
+	// with the typed rows in the URL; that page checks them again and
+	// shows the problems beside them. What a second look cannot reproduce
+	// (a concurrent edit, a damaged form) comes as a flash.
+	showErrors := func(_ int, probs []cv.Problem) error {
+		q := url.Values{"retry": {"metadata"}}
+		for _, r := range rows {
+			q.Add("key", r.Key)
+			q.Add("value", r.Value)
+		}
+		if gerr == nil {
+			q.Set("generation", strconv.FormatInt(gen, 10))
+		}
+		ed := cv.KVEditor{Problems: probs}
+		again := cv.KVEditor{Problems: rowProblems(agg, st, rows)}
+		if ed.HasErrors() && !again.HasErrors() {
+			for _, p := range probs {
+				if p.Message != "" {
+					handlers.AddFlash(c, handlers.FlashError, p.Message)
+					break
+				}
 			}
-		})
+		}
+		return handlers.SeeOther(c, "/aggregates/"+agg.UUID+"?"+q.Encode()+"#metadata-editor")
 	}
 	ed := cv.KVEditor{Problems: probs}
 	if ed.HasErrors() {
@@ -746,6 +787,33 @@ func (h *Handler) AggregateMetadata(c echo.Context) error {
 		handlers.AddFlash(c, handlers.FlashWarning, fmt.Sprintf("Saved with %s; see the metadata section.", views.Plural(n, "warning", "warnings")))
 	}
 	return redirectFlash(c, handlers.FlashSuccess, msg, "/aggregates/"+agg.UUID)
+}
+
+// rowProblems are the problems of typed metadata rows that a second look
+// finds again (not those of a concurrent edit).
+func rowProblems(agg *models.Aggregate, st models.Settings, rows []cv.KV) []cv.Problem {
+	md := map[string]string{}
+	var probs []cv.Problem
+	for _, r := range rows {
+		if r.Key == "" {
+			probs = append(probs, cv.Problem{Message: "a value has no key"})
+			continue
+		}
+		if _, dup := md[r.Key]; dup {
+			probs = append(probs, cv.Problem{Key: r.Key, Message: "duplicate"})
+		}
+		md[r.Key] = r.Value
+		if typedKey(r.Key, st) {
+			probs = append(probs, cv.Problem{Key: r.Key, Message: typedKeyMessage(r.Key)})
+		}
+	}
+	full := maps.Clone(md)
+	for k, v := range agg.Metadata {
+		if typedKey(k, st) {
+			full[k] = v
+		}
+	}
+	return append(probs, editorProblems(full, st)...)
 }
 
 func diffMaps(a, b map[string]string) (added, changed, removed int) {

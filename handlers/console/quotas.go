@@ -110,6 +110,17 @@ func (h *Handler) quotaForm(c echo.Context, u store.ProjectUsage) (cv.QuotaForm,
 	return f, nil
 }
 
+// followsDefault reports whether resource res of the row is not set
+// explicitly and n is the default it shows.
+func followsDefault(r cv.QuotaRow, res string, n int) bool {
+	for _, c := range r.Cells {
+		if c.Resource == res {
+			return !c.Set && c.Limit == n
+		}
+	}
+	return false
+}
+
 // limitInput is a limit as the form shows it.
 func limitInput(n int) string {
 	if n < 0 {
@@ -178,9 +189,13 @@ func (h *Handler) QuotaSave(c echo.Context) error {
 	for _, res := range store.QuotaResources {
 		f.Values[res] = c.FormValue(res)
 		n, msg := parseLimit(f.Values[res])
-		if msg != "" {
+		switch {
+		case msg != "":
 			f.Errors[res] = msg
-		} else {
+		case followsDefault(f.Row, res, n):
+			// Left at the default it shows: saving the other limit must
+			// not pin this one to today's default.
+		default:
 			upd.Set[res] = n
 		}
 		// The limit the form was rendered from; without it (a hand-made

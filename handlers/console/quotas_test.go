@@ -467,3 +467,16 @@ func TestQuotaNavigation(t *testing.T) {
 		t.Error("a page without a user offers Quotas")
 	}
 }
+
+// Saving one limit leaves the other at the default it showed, rather than
+// pinning it to today's default value.
+func TestQuotaSaveKeepsTheOtherDefault(t *testing.T) {
+	a := newApp(t)
+	ctx := context.Background()
+	adm := a.as(a.AdminName)
+	adm.Follow("/quotas/globex", "/quotas/globex", url.Values{"server_groups": {"5"}, "server_group_members": {"10"}})
+	qs, err := a.Store.ListQuotas(ctx, "globex")
+	if err != nil || len(qs) != 1 || qs[0].Resource != models.QuotaServerGroups || qs[0].Limit != 5 {
+		t.Errorf("quota rows after saving server_groups = 5: %+v, %v; want only server_groups", qs, err)
+	}
+}

@@ -20,7 +20,7 @@ import (
 // filterHelp is the one-line explanation of each host filter.
 var filterHelp = map[string]string{
 	models.FilterAggregateInstanceExtraSpecs: "Flavor extra specs (aggregate_instance_extra_specs:…) must be satisfied by the host's aggregate metadata, with Nova's operators.",
-	models.FilterAggregateInstanceType:       "Seed 003's filter: sentinels * ~ ! in flavors, and force_metadata_check=True makes aggregate metadata a requirement on flavors.",
+	models.FilterAggregateInstanceType:       "Reads flavor extra specs against aggregate metadata with the sentinels * (present), ~ (optional) and ! (absent); an aggregate with force_metadata_check=True makes its metadata a requirement on flavors.",
 	models.FilterAggregateMultiTenancy:       "Hosts in aggregates with filter_tenant_id… keys accept only those projects (keeps others out, not the tenant in).",
 	models.FilterServerGroupAffinity:         "Members of an affinity group go to the host the group already uses.",
 	models.FilterServerGroupAntiAffinity:     "A host passes while it holds fewer members of the anti-affinity group than max_server_per_host (default 1).",

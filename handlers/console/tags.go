@@ -68,18 +68,24 @@ func (h *Handler) tagChange(c echo.Context, kind string, change func(agg *models
 	if value == "" {
 		value = strings.TrimSpace(c.FormValue("value"))
 	}
-	fail := func(status int, msg string) error {
-		return h.renderDetail(c, status, agg, func(d *cv.AggregateDetailProps) {
-			f := &d.Tenants
-			if kind == "reservations" {
-				f = &d.Reservations
-			}
-			f.Error, f.Value = msg, value
-		})
+	// A refused change goes back to the aggregate's page (post/redirect/
+	// get). An add form's value rides in the URL and that page checks it
+	// again, so the error shows next to the field; what a second look
+	// cannot reproduce (a concurrent edit) comes as a flash.
+	_ = c.FormValue(field) // parses the form
+	adding := c.Request().Form.Has(field)
+	fail := func(_ int, msg string, again bool) error {
+		back := "/aggregates/" + agg.UUID
+		if adding && again {
+			back += "?" + url.Values{"retry": {kind}, field: {value}}.Encode()
+		} else {
+			handlers.AddFlash(c, handlers.FlashError, msg)
+		}
+		return handlers.SeeOther(c, back+"#tags-"+kind)
 	}
 	gen, gerr := formGeneration(c)
 	if gerr != nil {
-		return fail(http.StatusBadRequest, errMsg(gerr))
+		return fail(http.StatusBadRequest, errMsg(gerr), false)
 	}
 	md := maps.Clone(agg.Metadata)
 	if md == nil {
@@ -87,7 +93,7 @@ func (h *Handler) tagChange(c echo.Context, kind string, change func(agg *models
 	}
 	next, msg, err := change(agg, st, md, value)
 	if err != nil {
-		return fail(http.StatusBadRequest, err.Error())
+		return fail(http.StatusBadRequest, err.Error(), true)
 	}
 	_, err = h.store().UpdateAggregate(ctx, handlers.Actor(c), agg.UUID, gen, func(a *models.Aggregate) error {
 		a.Metadata = next
@@ -97,9 +103,46 @@ func (h *Handler) tagChange(c echo.Context, kind string, change func(agg *models
 		if !userError(err) {
 			return err
 		}
-		return fail(handlers.StatusOf(err), upperFirst(conflictMessage(err)))
+		return fail(handlers.StatusOf(err), upperFirst(conflictMessage(err)), false)
 	}
 	return redirectFlash(c, handlers.FlashSuccess, msg, "/aggregates/"+agg.UUID+"#tags-"+kind)
+}
+
+// tagChangeFunc computes an aggregate's metadata after a tag change, with
+// the message to show, or refuses the value.
+type tagChangeFunc func(agg *models.Aggregate, st models.Settings, md map[string]string, value string) (map[string]string, string, error)
+
+// retryTag is the aggregate page after a refused tag (retry=tenants or
+// retry=reservations in the URL with the typed value): the value back in
+// its field, checked again, with the error next to it.
+func (h *Handler) retryTag(c echo.Context, agg *models.Aggregate) (detailOpts, error) {
+	kind := c.QueryParam("retry")
+	var change tagChangeFunc
+	field := "project"
+	switch kind {
+	case "tenants":
+		change = tenantAdd(c)
+	case "reservations":
+		change, field = reservationAdd, "reservation"
+	default:
+		return nil, nil
+	}
+	value := strings.TrimSpace(c.QueryParam(field))
+	st, _, err := h.store().GetSettings(c.Request().Context())
+	if err != nil {
+		return nil, err
+	}
+	msg := ""
+	if _, _, err := change(agg, st, maps.Clone(agg.Metadata), value); err != nil {
+		msg = err.Error()
+	}
+	return func(d *cv.AggregateDetailProps) {
+		f := &d.Tenants
+		if kind == "reservations" {
+			f = &d.Reservations
+		}
+		f.Error, f.Value = msg, value
+	}, nil
 }
 
 type userMsg string
@@ -120,7 +163,12 @@ func tenantKeyOf(md map[string]string, p string) string {
 // into one key per project (POST /aggregates/:id/tenants). Every write goes
 // through scheduling.SetTenantTags: one project per key.
 func (h *Handler) TenantAdd(c echo.Context) error {
-	return h.tagChange(c, "tenants", func(agg *models.Aggregate, _ models.Settings, md map[string]string, p string) (map[string]string, string, error) {
+	return h.tagChange(c, "tenants", tenantAdd(c))
+}
+
+// tenantAdd is the tenant add form's change.
+func tenantAdd(c echo.Context) tagChangeFunc {
+	return func(agg *models.Aggregate, _ models.Settings, md map[string]string, p string) (map[string]string, string, error) {
 		cur := scheduling.TenantTags(md)
 		if c.FormValue("split") != "" {
 			if len(tenantWarnings(md)) == 0 {
@@ -136,7 +184,7 @@ func (h *Handler) TenantAdd(c echo.Context) error {
 		}
 		next := scheduling.AddTenantTag(md, p)
 		return next, fmt.Sprintf("Project %s added to “%s” (key %s).", p, agg.Name, tenantKeyOf(next, p)), nil
-	})
+	}
 }
 
 // TenantRemove removes a project (POST /aggregates/:id/tenants/remove).
@@ -157,21 +205,24 @@ func (h *Handler) TenantRemove(c echo.Context) error {
 // ReservationAdd tags the aggregate with a reservation id
 // (POST /aggregates/:id/reservations).
 func (h *Handler) ReservationAdd(c echo.Context) error {
-	return h.tagChange(c, "reservations", func(agg *models.Aggregate, st models.Settings, md map[string]string, id string) (map[string]string, string, error) {
-		prefix := st.RequiredMemberPrefix
-		if prefix == "" {
-			return nil, "", userMsg("Reservation tags are off: set a required-member prefix in Settings first.")
-		}
-		if err := validReservationID(id); err != nil {
-			return nil, "", err
-		}
-		cur := scheduling.ReservationTags(md, prefix)
-		if slices.Contains(cur, id) {
-			return nil, "", userMsg(fmt.Sprintf("Reservation %s is already on this aggregate.", id))
-		}
-		return scheduling.AddReservationTag(md, prefix, id),
-			fmt.Sprintf("Reservation %s added to “%s” (key %s).", id, agg.Name, prefix+id), nil
-	})
+	return h.tagChange(c, "reservations", reservationAdd)
+}
+
+// reservationAdd is the reservation add form's change.
+func reservationAdd(agg *models.Aggregate, st models.Settings, md map[string]string, id string) (map[string]string, string, error) {
+	prefix := st.RequiredMemberPrefix
+	if prefix == "" {
+		return nil, "", userMsg("Reservation tags are off: set a required-member prefix in Settings first.")
+	}
+	if err := validReservationID(id); err != nil {
+		return nil, "", err
+	}
+	cur := scheduling.ReservationTags(md, prefix)
+	if slices.Contains(cur, id) {
+		return nil, "", userMsg(fmt.Sprintf("Reservation %s is already on this aggregate.", id))
+	}
+	return scheduling.AddReservationTag(md, prefix, id),
+		fmt.Sprintf("Reservation %s added to “%s” (key %s).", id, agg.Name, prefix+id), nil
 }
 
 // ReservationRemove removes a reservation tag

@@ -42,8 +42,9 @@ const maxRequestBody = 1 << 20
 // the draft and carries the difference to live data.
 type previewResponse struct {
 	*scheduling.Trace
-	Draft *draftRef             `json:"draft,omitempty"`
-	Diff  *scheduling.TraceDiff `json:"diff,omitempty"`
+	Draft     *draftRef             `json:"draft,omitempty"`
+	Diff      *scheduling.TraceDiff `json:"diff,omitempty"`
+	DraftOnly []string              `json:"draft_only,omitempty"`
 }
 
 type draftRef struct {
@@ -110,18 +111,11 @@ func (h *Handler) APIPreview(c echo.Context) error {
 			if derr != nil {
 				return nil, derr
 			}
-			tr, rerr := ds.st.snap.Run(spec)
-			if rerr != nil {
-				return nil, rerr
+			p, perr := scheduling.RunPreview(live.snap, ds.st.snap, spec)
+			if perr != nil {
+				return nil, perr
 			}
-			resp := previewResponse{Trace: tr, Draft: &draftRef{ID: d.ID, Name: d.Name}}
-			// A request may name what only the draft has (an aggregate it
-			// creates); then there is nothing live to compare with.
-			if lt, lerr := live.snap.Run(spec); lerr == nil {
-				diff := scheduling.DiffTraces(lt, tr)
-				resp.Diff = &diff
-			}
-			return json.Marshal(resp)
+			return json.Marshal(previewResponse{Trace: p.Trace, Draft: &draftRef{ID: d.ID, Name: d.Name}, Diff: p.Diff, DraftOnly: p.DraftOnly})
 		})
 	}
 	if err != nil {

@@ -1,8 +1,10 @@
 package query
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"corral/handlers/layout"
 	"corral/models"
 	"corral/models/scheduling"
+	"corral/models/store"
 	"corral/views"
 )
 
@@ -22,11 +25,18 @@ func registerDrafts(console *echo.Group, h *Handler, admin echo.MiddlewareFunc) 
 	console.GET("/drafts/:id", h.Draft)
 	console.POST("/drafts/:id/changes", h.AddChange, admin)
 	console.POST("/drafts/:id/changes/:n/delete", h.RemoveChange, admin)
+	console.GET("/drafts/:id/apply", h.ConfirmDraft, admin)
 	console.POST("/drafts/:id/apply", h.ApplyDraft, admin)
 	console.GET("/drafts/:id/rebase", h.RebaseForm, admin)
 	console.POST("/drafts/:id/rebase", h.Rebase, admin)
+	console.GET("/drafts/:id/discard", h.ConfirmDraft, admin)
 	console.POST("/drafts/:id/discard", h.DiscardDraft, admin)
+	console.GET("/drafts/:id/stranded", h.Stranded)
+	console.POST("/drafts/revert", h.RevertDraft, admin)
 }
+
+// recentApplied is how many applied drafts the list offers to revert.
+const recentApplied = 10
 
 // Drafts is GET /drafts: the list and the create form.
 func (h *Handler) Drafts(c echo.Context) error {
@@ -43,12 +53,30 @@ func (h *Handler) renderDrafts(c echo.Context, status int, name string, errs map
 	for i := range ds {
 		d := &ds[i]
 		cs, _ := d.DraftChanges()
-		conflicts, err := h.env.Store.DraftConflicts(ctx, d)
-		if err != nil {
-			return err
+		conflicts, cerr := h.env.Store.DraftConflicts(ctx, d)
+		if cerr != nil {
+			return cerr
 		}
 		props.Drafts = append(props.Drafts, views.DraftRow{ID: d.ID, Name: d.Name, Author: d.Author,
 			Created: views.When(d.CreatedAt), Changes: len(cs), BaseRevision: d.BaseRevision, Stale: len(conflicts) > 0})
+	}
+	evs, _, err := h.env.Store.ListAudit(ctx, store.AuditQuery{ObjectType: "draft", Limit: 200})
+	if err != nil {
+		return err
+	}
+	for _, e := range evs {
+		if e.Action != "apply" || len(props.Applied) == recentApplied {
+			continue
+		}
+		var after struct {
+			Changes []scheduling.Change  `json:"changes"`
+			Revert  *[]scheduling.Change `json:"revert_changes"`
+		}
+		if json.Unmarshal([]byte(e.After), &after) != nil || after.Revert == nil {
+			continue // applied before reverts were recorded
+		}
+		props.Applied = append(props.Applied, views.AppliedDraft{EventID: e.ID, Name: e.ObjectName, When: views.When(e.At),
+			Actor: e.Actor, Changes: len(after.Changes)})
 	}
 	return handlers.Render(c, status, views.Drafts(layout.Page(c, "Drafts", "drafts"), props))
 }
@@ -68,9 +96,49 @@ func (h *Handler) CreateDraft(c echo.Context) error {
 	return handlers.SeeOther(c, "/drafts/"+d.ID)
 }
 
-// Draft is GET /drafts/:id.
+// Draft is GET /drafts/:id. After a refused change (retry=1 in the URL,
+// which holds what was typed) the form shows the typed values again with
+// the errors next to their fields: post/redirect/get, so that the address
+// bar never holds a POST-only URL.
 func (h *Handler) Draft(c echo.Context) error {
-	return h.renderDraft(c, http.StatusOK, views.DraftChangeForm{Kind: scheduling.OpSetMetadata}, "")
+	if c.QueryParam("retry") == "" {
+		return h.renderDraft(c, http.StatusOK, views.DraftChangeForm{Kind: scheduling.OpSetMetadata}, "")
+	}
+	form := changeForm(c)
+	err := h.checkChange(c, form)
+	if err == nil {
+		return h.renderDraft(c, http.StatusOK, form, "")
+	}
+	errs, ok := handlers.FormErrors(err)
+	if !ok {
+		return err
+	}
+	form.Errors, _ = placeErrors(errs)
+	return h.renderDraft(c, http.StatusOK, form, "")
+}
+
+// checkChange checks the change a form describes against the draft's
+// other changes and live data, without saving it.
+func (h *Handler) checkChange(c echo.Context, form views.DraftChangeForm) error {
+	ctx := c.Request().Context()
+	d, err := h.env.Store.GetDraft(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	ch, err := changeFormToChange(form)
+	if err != nil {
+		return err
+	}
+	changes, err := d.DraftChanges()
+	if err != nil {
+		return err
+	}
+	live, _, err := h.liveState(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = scheduling.ApplyChanges(live.world, append(changes, ch))
+	return err
 }
 
 func (h *Handler) renderDraft(c echo.Context, status int, form views.DraftChangeForm, formErr string) error {
@@ -95,7 +163,14 @@ func (h *Handler) renderDraft(c echo.Context, status int, form views.DraftChange
 		ID: d.ID, Name: d.Name, Author: d.Author, Created: views.When(d.CreatedAt),
 		BaseRevision: d.BaseRevision, Version: d.Version, Conflicts: conflicts,
 		Form: form, Kinds: changeKinds, Settings: settingOptions,
-		Aggregates: live.options().Aggregates, CanEdit: handlers.HasRole(c, models.RoleAdmin), Error: formErr,
+		Aggregates: live.options().Aggregates, Flavors: live.options().Flavors, Policies: policyOptions,
+		CanEdit: handlers.HasRole(c, models.RoleAdmin), Error: formErr,
+	}
+	for i, g := range live.world.ServerGroups {
+		if i == maxAggregateOptions {
+			break
+		}
+		props.Groups = append(props.Groups, g.Name)
 	}
 	for i, ch := range changes {
 		props.Changes = append(props.Changes, views.DraftChangeRow{Index: i, Kind: ch.Op, Text: describe(ch)})
@@ -143,30 +218,55 @@ func (h *Handler) AddChange(c echo.Context) error {
 	return handlers.SeeOther(c, "/drafts/"+d.ID)
 }
 
-// refuseChange shows the draft again with the error next to the field at
-// fault; errors of the whole change list ("changes[3].aggregate") go next
-// to the field they name.
+// refuseChange sends the browser back to the draft's page with what was
+// typed in the URL; that page checks the change again and shows each error
+// next to the field at fault. An error no field shows (someone else edited
+// the draft) comes as a flash.
 func (h *Handler) refuseChange(c echo.Context, form views.DraftChangeForm, err error) error {
 	errs, ok := handlers.FormErrors(err)
 	if !ok {
 		return err
 	}
-	form.Errors = map[string]string{}
+	if _, general := placeErrors(errs); general != "" {
+		handlers.AddFlash(c, views.FlashError, general)
+	}
+	q := url.Values{"retry": {"1"}}
+	for k, v := range map[string]string{"kind": form.Kind, "aggregate": form.Aggregate, "key": form.Key, "value": form.Value,
+		"provider": form.Provider, "project": form.Project, "az": form.AZ, "setting": form.Setting, "flavor": form.Flavor,
+		"group": form.Group, "server": form.Server, "policy": form.Policy, "trait": form.Trait, "class": form.Class, "total": form.Total} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return handlers.SeeOther(c, "/drafts/"+c.Param("id")+"?"+q.Encode()+"#add-change")
+}
+
+// placeErrors puts errors next to the form field they name; errors of the
+// whole change list ("changes[3].aggregate") go next to the field they
+// name, and the rest is returned as one general message.
+func placeErrors(errs map[string]string) (map[string]string, string) {
+	out := map[string]string{}
 	general := ""
 	for field, msg := range errs {
 		if i := strings.LastIndex(field, "."); i >= 0 {
 			field = field[i+1:]
 		}
 		switch field {
-		case "aggregate", "key", "value", "project", "provider", "az", "setting", "kind":
-			form.Errors[field] = msg
+		case "aggregate", "key", "value", "project", "provider", "az", "setting", "kind", "flavor", "server", "policy", "trait", "total":
+			out[field] = msg
 		case "reservation":
-			form.Errors["value"] = msg
+			out["value"] = msg
+		case "server_group":
+			out["group"] = msg
+		case "resource_class":
+			out["class"] = msg
+		case "inventory":
+			out["total"] = msg
 		default:
 			general = msg
 		}
 	}
-	return h.renderDraft(c, handlers.StatusOf(err), form, general)
+	return out, general
 }
 
 // RemoveChange is POST /drafts/:id/changes/:n/delete.
@@ -199,6 +299,81 @@ func (h *Handler) RemoveChange(c echo.Context) error {
 	return handlers.SeeOther(c, "/drafts/"+d.ID)
 }
 
+// ConfirmDraft is GET /drafts/:id/apply and GET /drafts/:id/discard: what
+// the action does, and the button that does it.
+func (h *Handler) ConfirmDraft(c echo.Context) error {
+	ctx := c.Request().Context()
+	d, err := h.env.Store.GetDraft(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	changes, err := d.DraftChanges()
+	if err != nil {
+		return err
+	}
+	action := "discard"
+	if strings.HasSuffix(c.Path(), "/apply") {
+		action = "apply"
+	}
+	props := views.DraftConfirmProps{ID: d.ID, Name: d.Name, Version: d.Version, Action: action}
+	for i, ch := range changes {
+		props.Changes = append(props.Changes, views.DraftChangeRow{Index: i, Kind: ch.Op, Text: describe(ch)})
+	}
+	if action == "apply" {
+		if props.Conflicts, err = h.env.Store.DraftConflicts(ctx, d); err != nil {
+			return err
+		}
+		st, _, err := h.strandings(ctx, d.ID)
+		if err != nil && models.KindOf(err) == models.Internal {
+			return err
+		}
+		if st != nil {
+			props.Stranded, props.Broken = len(st.Servers), len(st.Groups)
+		}
+	}
+	title := "Apply " + d.Name
+	if action == "discard" {
+		title = "Discard " + d.Name
+	}
+	return handlers.Render(c, http.StatusOK, views.DraftConfirm(layout.Page(c, title, "drafts"), props))
+}
+
+// Stranded is GET /drafts/:id/stranded.
+func (h *Handler) Stranded(c echo.Context) error {
+	st, d, err := h.strandings(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	props := views.StrandedProps{ID: d.ID, Name: d.Name, Checked: st.Checked}
+	for _, s := range st.Servers {
+		props.Servers = append(props.Servers, views.StrandedServer{Name: s.Name, Project: s.Project, Host: s.Host, Reason: s.Reason})
+	}
+	for _, g := range st.Groups {
+		props.Groups = append(props.Groups, views.BrokenGroup{Name: g.Name, Project: g.Project, Policy: g.Policy, Reason: g.Reason})
+	}
+	return handlers.Render(c, http.StatusOK, views.Stranded(layout.Page(c, "Stranded by "+d.Name, "drafts"), props))
+}
+
+// RevertDraft is POST /drafts/revert: a new draft undoing the applied
+// draft of audit event "event".
+func (h *Handler) RevertDraft(c echo.Context) error {
+	ev, err := strconv.ParseInt(c.FormValue("event"), 10, 64)
+	if err != nil || ev <= 0 {
+		handlers.AddFlash(c, views.FlashError, "Choose an applied draft to revert.")
+		return handlers.SeeOther(c, "/drafts")
+	}
+	d, err := h.env.Store.RevertDraftApply(c.Request().Context(), handlers.Actor(c), ev)
+	if err != nil {
+		if models.KindOf(err) == models.Internal {
+			return err
+		}
+		handlers.AddFlash(c, views.FlashError, message(err))
+		return handlers.SeeOther(c, "/drafts")
+	}
+	handlers.AddFlash(c, views.FlashSuccess, fmt.Sprintf("Draft %q holds the values from before; preview it, then apply it.", d.Name))
+	return handlers.SeeOther(c, "/drafts/"+d.ID)
+}
+
 // ApplyDraft is POST /drafts/:id/apply.
 func (h *Handler) ApplyDraft(c echo.Context) error {
 	ctx := c.Request().Context()
@@ -216,7 +391,7 @@ func (h *Handler) ApplyDraft(c echo.Context) error {
 		return handlers.SeeOther(c, "/drafts/"+id)
 	}
 	h.forgetDraft(id)
-	handlers.AddFlash(c, views.FlashSuccess, fmt.Sprintf("Draft %q applied.", d.Name))
+	handlers.AddFlash(c, views.FlashSuccess, fmt.Sprintf("Draft %q applied. To undo it, revert it under Recently applied.", d.Name))
 	return handlers.SeeOther(c, "/drafts")
 }
 
@@ -248,7 +423,26 @@ var changeKinds = []views.Option{
 	{Value: scheduling.OpRemoveMember, Label: "Remove a host or provider from an aggregate"},
 	{Value: scheduling.OpCreateAggregate, Label: "Create an aggregate (name, zone)"},
 	{Value: scheduling.OpDeleteAggregate, Label: "Delete an aggregate"},
+	{Value: scheduling.OpSetZone, Label: "Put an aggregate in a zone (empty clears it)"},
 	{Value: scheduling.OpSetSettings, Label: "Change a setting (setting = value)"},
+	{Value: scheduling.OpSetExtraSpec, Label: "Set a flavor extra spec (key = value)"},
+	{Value: scheduling.OpUnsetExtraSpec, Label: "Remove a flavor extra spec (key)"},
+	{Value: scheduling.OpCreateServerGroup, Label: "Create a server group (name, project, policy)"},
+	{Value: scheduling.OpDeleteServerGroup, Label: "Delete a server group"},
+	{Value: scheduling.OpAddGroupMember, Label: "Add a server to a server group"},
+	{Value: scheduling.OpRemoveGroupMember, Label: "Remove a server from a server group"},
+	{Value: scheduling.OpAddTrait, Label: "Add a trait to a provider"},
+	{Value: scheduling.OpRemoveTrait, Label: "Remove a trait from a provider"},
+	{Value: scheduling.OpSetInventory, Label: "Set a provider's inventory (resource class, total)"},
+	{Value: scheduling.OpDeleteInventory, Label: "Remove a provider's inventory"},
+}
+
+// policyOptions are the server group policies.
+var policyOptions = []views.Option{
+	{Value: models.PolicyAntiAffinity, Label: "anti-affinity"},
+	{Value: models.PolicyAffinity, Label: "affinity"},
+	{Value: models.PolicySoftAntiAffinity, Label: "soft-anti-affinity"},
+	{Value: models.PolicySoftAffinity, Label: "soft-affinity"},
 }
 
 // settingOptions are the settings a draft may change.
@@ -268,17 +462,27 @@ var settingOptions = []views.Option{
 func changeForm(c echo.Context) views.DraftChangeForm {
 	v := func(k string) string { return strings.TrimSpace(c.FormValue(k)) }
 	return views.DraftChangeForm{Kind: v("kind"), Aggregate: v("aggregate"), Key: v("key"), Value: v("value"),
-		Provider: v("provider"), Project: v("project"), AZ: v("az"), Setting: v("setting")}
+		Provider: v("provider"), Project: v("project"), AZ: v("az"), Setting: v("setting"),
+		Flavor: v("flavor"), Group: v("group"), Server: v("server"), Policy: v("policy"),
+		Trait: v("trait"), Class: v("class"), Total: v("total")}
 }
 
 // need names the first empty field among the required ones.
 func need(pairs ...string) error {
 	for i := 0; i+1 < len(pairs); i += 2 {
 		if pairs[i+1] == "" {
-			return models.E(models.Invalid, pairs[i], "this change needs a %s", pairs[i])
+			return models.E(models.Invalid, pairs[i], "this change needs %s %s", article(pairs[i]), pairs[i])
 		}
 	}
 	return nil
+}
+
+// article is "a" or "an" for a field name.
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
 }
 
 // changeFormToChange builds the core's change from the form.
@@ -309,9 +513,51 @@ func changeFormToChange(f views.DraftChangeForm) (scheduling.Change, error) {
 		}
 	case scheduling.OpDeleteAggregate:
 		err = need("aggregate", f.Aggregate)
+	case scheduling.OpSetZone:
+		err = need("aggregate", f.Aggregate)
+		az := f.AZ
+		ch.AvailabilityZone = &az
 	case scheduling.OpSetSettings:
 		ch.Aggregate = ""
 		ch.Settings, err = settingChange(f.Setting, f.Value)
+	case scheduling.OpSetExtraSpec, scheduling.OpUnsetExtraSpec:
+		ch.Aggregate = ""
+		err = need("flavor", f.Flavor, "key", f.Key)
+		ch.Flavor, ch.Key = f.Flavor, f.Key
+		if f.Kind == scheduling.OpSetExtraSpec {
+			ch.Value = f.Value
+		}
+	case scheduling.OpCreateServerGroup:
+		ch.Aggregate = ""
+		err = need("group", f.Group, "project", f.Project, "policy", f.Policy)
+		ch.ServerGroup, ch.Project, ch.Policy = f.Group, f.Project, f.Policy
+	case scheduling.OpDeleteServerGroup:
+		ch.Aggregate = ""
+		err = need("group", f.Group)
+		ch.ServerGroup = f.Group
+	case scheduling.OpAddGroupMember, scheduling.OpRemoveGroupMember:
+		ch.Aggregate = ""
+		err = need("group", f.Group, "server", f.Server)
+		ch.ServerGroup, ch.Server = f.Group, f.Server
+	case scheduling.OpAddTrait, scheduling.OpRemoveTrait:
+		ch.Aggregate = ""
+		err = need("provider", f.Provider, "trait", f.Trait)
+		ch.Provider, ch.Trait = f.Provider, f.Trait
+	case scheduling.OpSetInventory:
+		ch.Aggregate = ""
+		err = need("provider", f.Provider, "class", f.Class, "total", f.Total)
+		ch.Provider, ch.ResourceClass = f.Provider, f.Class
+		if err == nil {
+			total, perr := strconv.ParseInt(f.Total, 10, 64)
+			if perr != nil || total < 1 {
+				return ch, models.E(models.Invalid, "total", "the total is a whole number of at least 1, not %q", f.Total)
+			}
+			ch.Inventory = &models.Inventory{Total: total, AllocationRatio: 1}
+		}
+	case scheduling.OpDeleteInventory:
+		ch.Aggregate = ""
+		err = need("provider", f.Provider, "class", f.Class)
+		ch.Provider, ch.ResourceClass = f.Provider, f.Class
 	default:
 		err = models.E(models.Invalid, "kind", "unknown change %q", f.Kind)
 	}
@@ -375,67 +621,4 @@ func settingChange(name, value string) (*scheduling.SettingsOverride, error) {
 }
 
 // describe says what a change does, for a person.
-func describe(c scheduling.Change) string {
-	switch c.Op {
-	case scheduling.OpSetMetadata:
-		return fmt.Sprintf("set %s=%s on aggregate %s", c.Key, c.Value, c.Aggregate)
-	case scheduling.OpUnsetMetadata:
-		return fmt.Sprintf("unset %s on aggregate %s", c.Key, c.Aggregate)
-	case scheduling.OpAddTenant:
-		return fmt.Sprintf("tag aggregate %s for project %s", c.Aggregate, c.Project)
-	case scheduling.OpRemoveTenant:
-		return fmt.Sprintf("untag project %s from aggregate %s", c.Project, c.Aggregate)
-	case scheduling.OpAddReservation:
-		return fmt.Sprintf("add reservation tag %s to aggregate %s", c.Reservation, c.Aggregate)
-	case scheduling.OpRemoveReservation:
-		return fmt.Sprintf("remove reservation tag %s from aggregate %s", c.Reservation, c.Aggregate)
-	case scheduling.OpAddMember:
-		return fmt.Sprintf("add %s to aggregate %s", c.Provider, c.Aggregate)
-	case scheduling.OpRemoveMember:
-		return fmt.Sprintf("remove %s from aggregate %s", c.Provider, c.Aggregate)
-	case scheduling.OpCreateAggregate:
-		if c.AvailabilityZone != nil {
-			return fmt.Sprintf("create aggregate %s in zone %s", c.Aggregate, *c.AvailabilityZone)
-		}
-		return "create aggregate " + c.Aggregate
-	case scheduling.OpDeleteAggregate:
-		return "delete aggregate " + c.Aggregate
-	case scheduling.OpSetSettings:
-		return "change settings: " + describeSettings(c.Settings)
-	}
-	return c.Op
-}
-
-func describeSettings(o *scheduling.SettingsOverride) string {
-	if o == nil {
-		return "(none)"
-	}
-	var parts []string
-	b := func(name string, v *bool) {
-		if v != nil {
-			parts = append(parts, fmt.Sprintf("%s=%t", name, *v))
-		}
-	}
-	s := func(name string, v *string) {
-		if v != nil {
-			parts = append(parts, fmt.Sprintf("%s=%q", name, *v))
-		}
-	}
-	f := func(name string, v *float64) {
-		if v != nil {
-			parts = append(parts, fmt.Sprintf("%s=%g", name, *v))
-		}
-	}
-	b("limit_tenants_to_placement_aggregate", o.LimitTenantsToPlacementAggregate)
-	b("placement_aggregate_required_for_tenants", o.PlacementAggregateRequiredForTenants)
-	b("enable_isolated_aggregate_filtering", o.EnableIsolatedAggregateFiltering)
-	b("query_placement_for_availability_zone", o.QueryPlacementForAvailabilityZone)
-	s("required_member_prefix", o.RequiredMemberPrefix)
-	s("default_forbidden_member_prefix", o.DefaultForbiddenMemberPrefix)
-	if o.EnabledFilters != nil {
-		parts = append(parts, "enabled_filters="+strings.Join(*o.EnabledFilters, ","))
-	}
-	f("soft_affinity_weight_multiplier", o.SoftAffinityWeightMultiplier)
-	f("soft_anti_affinity_weight_multiplier", o.SoftAntiAffinityWeightMultiplier)
-	return strings.Join(parts, ", ")
-}
+func describe(c scheduling.Change) string { return scheduling.DescribeChange(c) }

@@ -91,8 +91,9 @@ func TestDraftForbiddingTheFreePool(t *testing.T) {
 		t.Errorf("draft change listed as %q", got)
 	}
 
-	// The impact matrix: every tenant loses cn7, the pool's only host, for
-	// the flavors that could land there, and nothing else changes.
+	// The impact matrix: every tenant, and any project corral has not seen,
+	// loses cn7, the pool's only host, for the flavors that could land
+	// there, and nothing else changes.
 	m := c.page("/drafts/" + id + "/impact")
 	lost := map[string][]string{}
 	m.Find(`[data-testid="impact-matrix"] td`).Each(func(_ int, s *goquery.Selection) {
@@ -107,7 +108,7 @@ func TestDraftForbiddingTheFreePool(t *testing.T) {
 		}
 	})
 	want := map[string][]string{}
-	for _, p := range []string{"acme", "acme-dev", "globex"} {
+	for _, p := range []string{"acme", "acme-dev", "globex", scheduling.AnyOtherProject} {
 		for _, f := range []string{"m1.large", "m1.small"} {
 			want[p+"/"+f] = []string{"cn7"}
 		}
@@ -120,8 +121,8 @@ func TestDraftForbiddingTheFreePool(t *testing.T) {
 			t.Errorf("%s loses %v, want %v", k, lost[k], w)
 		}
 	}
-	if got := m.Find(`[data-testid="impact-dropped"]`).Text(); got != "6" {
-		t.Errorf("dropped pairs = %q, want 6", got)
+	if got := m.Find(`[data-testid="impact-dropped"]`).Text(); got != "8" {
+		t.Errorf("dropped pairs = %q, want 8", got)
 	}
 	if got := m.Find(`[data-testid="impact-stranded"]`).Text(); got != "0" {
 		t.Errorf("stranded pairs = %q, want 0", got)
@@ -141,8 +142,8 @@ func TestDraftForbiddingTheFreePool(t *testing.T) {
 		t.Fatalf("impact API: %d %v", ir.StatusCode, err)
 	}
 	ir.Body.Close()
-	if len(jm.Cells) != 1 || len(jm.Cells[0]) != 2 || !slices.Equal(jm.Cells[0][0].Lost, []string{"cn7"}) ||
-		len(jm.Cells[0][1].Lost) != 0 || jm.Dropped != 1 {
+	if len(jm.Cells) != 2 || len(jm.Cells[0]) != 2 || !slices.Equal(jm.Cells[0][0].Lost, []string{"cn7"}) ||
+		len(jm.Cells[0][1].Lost) != 0 || jm.Projects[1] != scheduling.AnyOtherProject || jm.Dropped != 2 {
 		t.Errorf("impact API for globex × {m1.small, m1.ssd} = %+v", jm)
 	}
 
@@ -226,10 +227,19 @@ func TestDraftApplyConflictAndDiscard(t *testing.T) {
 		t.Errorf("a conflicting apply changed aggA: %v", a2.Metadata)
 	}
 
-	// A change that does not apply is refused next to its field.
-	code, doc := c.formPage("/drafts/"+id+"/changes", url.Values{"kind": {"remove_member"}, "aggregate": {"aggA"}, "provider": {"cn9"}, "version": {"1"}})
-	if code != http.StatusBadRequest || !strings.Contains(doc.Find(`[data-testid="error-provider"]`).Text(), "cn9") {
-		t.Errorf("bad change: %d, provider error %q", code, doc.Find(`[data-testid="error-provider"]`).Text())
+	// A change that does not apply is refused next to its field, on the
+	// draft's own address (post/redirect/get) with what was typed kept.
+	r = c.form("/drafts/"+id+"/changes", url.Values{"kind": {"remove_member"}, "aggregate": {"aggA"}, "provider": {"cn9"}, "version": {"1"}})
+	loc := r.Header.Get("Location")
+	if r.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/drafts/"+id+"?") {
+		t.Fatalf("bad change: %d → %q, want back to the draft's page", r.StatusCode, loc)
+	}
+	doc := c.page(strings.Split(loc, "#")[0])
+	if !strings.Contains(doc.Find(`[data-testid="error-provider"]`).Text(), "cn9") {
+		t.Errorf("bad change: provider error %q", doc.Find(`[data-testid="error-provider"]`).Text())
+	}
+	if v, _ := doc.Find(`#f-provider`).Attr("value"); v != "cn9" {
+		t.Errorf("the typed provider is not kept: %q", v)
 	}
 
 	rev0, _ := c.app.Store.Revision(ctx)
@@ -320,5 +330,23 @@ func TestRebasePage(t *testing.T) {
 	}
 	if got, _ := st.GetAggregate(ctx, agg.UUID); got.Metadata["ssd"] != "true" {
 		t.Errorf("after apply: %v", got.Metadata)
+	}
+}
+
+// A draft can put an aggregate in a zone: the impact shows cn1 leaving
+// the zone-less hosts a request for zone west may not use.
+func TestDraftSetsAZone(t *testing.T) {
+	c := newClient(t)
+	id := c.createDraft("aggA to west")
+	c.addChange(id, 0, url.Values{"kind": {"set_zone"}, "aggregate": {"aggA"}, "az": {"west"}})
+	page := c.page("/drafts/" + id)
+	if got := strings.TrimSpace(page.Find(`[data-testid="draft-change"]`).Text()); !strings.Contains(got, "put aggregate aggA in zone west") {
+		t.Errorf("change listed as %q", got)
+	}
+	doc, _ := c.fragment(url.Values{"draft": {id}, "project": {"globex"}, "flavor": {"m1.small"}, "az": {"west"}})
+	var gained []string
+	doc.Find(`[data-testid="newly-eligible-host"]`).Each(func(_ int, s *goquery.Selection) { gained = append(gained, s.AttrOr("data-host", "")) })
+	if strings.Join(gained, ",") != "cn1" {
+		t.Errorf("newly eligible in zone west with the draft: %v, want [cn1]", gained)
 	}
 }

@@ -17,6 +17,13 @@ import (
 // complete. A person reads the first few hundred rows at most.
 const previewLimit = 200
 
+// hostsPerPage is the host matrix's page: a screenful or two. maxHostPage
+// bounds the page a URL may ask for (100,000 hosts at most).
+const (
+	hostsPerPage = 50
+	maxHostPage  = 100000 / hostsPerPage
+)
+
 // parseForm reads the query form from URL values. Rows are kept as sent
 // (blank ones included) so that error slots line up with the inputs.
 func parseForm(q url.Values) views.QueryForm {
@@ -31,6 +38,16 @@ func parseForm(q url.Values) views.QueryForm {
 		Draft:      strings.TrimSpace(q.Get("draft")),
 		More:       q.Get("more") != "",
 		Errors:     map[string]string{},
+
+		HostsFailed: q.Get("hfail") != "",
+		HostsStage:  strings.TrimSpace(q.Get("hstage")),
+		HostsName:   strings.TrimSpace(q.Get("hname")),
+	}
+	if n, err := strconv.Atoi(q.Get("hpage")); err == nil && n > 1 && n <= maxHostPage {
+		f.HostsPage = n
+	}
+	if len(f.HostsName) > 255 {
+		f.HostsName = f.HostsName[:255]
 	}
 	for _, v := range q["member_of"] {
 		f.MemberOf = append(f.MemberOf, views.QueryTerm{Value: strings.TrimSpace(v)})

@@ -8,6 +8,7 @@ import (
 
 	"corral/models"
 	"corral/models/cloudgen"
+	"corral/models/scheduling"
 	"corral/models/store"
 )
 
@@ -44,8 +45,8 @@ func mustState(t testing.TB, w *models.World) *state {
 }
 
 // cellMap indexes a matrix by "project/flavor".
-func cellMap(m *Matrix) map[string]Cell {
-	out := map[string]Cell{}
+func cellMap(m *scheduling.Impact) map[string]scheduling.ImpactCell {
+	out := map[string]scheduling.ImpactCell{}
 	for i := range m.Cells {
 		for _, c := range m.Cells[i] {
 			out[c.Project+"/"+c.Flavor] = c
@@ -66,7 +67,7 @@ func TestImpactOfForbiddingTheFreePool(t *testing.T) {
 	if !slices.Equal(projects, []string{"acme", "acme-dev", "globex"}) {
 		t.Fatalf("demo projects = %v", projects)
 	}
-	m, err := ComputeMatrix(ls, ds, projects, ls.options().Flavors)
+	m, err := scheduling.ComputeImpact(ls.snap, ds.snap, projects, ls.options().Flavors)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func TestImpactStrandsAPair(t *testing.T) {
 	live := store.DemoWorld()
 	draft := editAggregate(t, live, "reservation-r42", func(a *models.Aggregate) { delete(a.Metadata, "reservation:r42") })
 	ls, ds := mustState(t, live), mustState(t, draft)
-	m, err := ComputeMatrix(ls, ds, ls.options().Projects, ls.options().Flavors)
+	m, err := scheduling.ComputeImpact(ls.snap, ds.snap, ls.options().Projects, ls.options().Flavors)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,24 +153,19 @@ func TestFactoredMatrixMatchesWholeRuns(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ls, ds := mustState(t, tc.live), mustState(t, tc.draft)
-			projects := append(slices.Clone(ls.options().Projects), "nobody")
+			projects := append(slices.Clone(ls.options().Projects), "nobody", scheduling.AnyOtherProject)
 			flavors := ls.options().Flavors
-			got, err := ComputeMatrix(ls, ds, projects, flavors)
+			got, err := scheduling.ComputeImpact(ls.snap, ds.snap, projects, flavors)
 			if err != nil {
 				t.Fatal(err)
 			}
-			lx, _ := ls.impactIdx()
-			if lx.exact {
+			if got.WholeRuns {
 				t.Fatalf("the default filters should be factored")
 			}
-			want := &Matrix{Projects: projects, Flavors: flavors, Cells: make([][]Cell, len(projects))}
-			for i, p := range projects {
-				want.Cells[i] = make([]Cell, len(flavors))
-				for j, f := range flavors {
-					want.Cells[i][j] = Cell{Project: p, Flavor: f, Lost: []string{}, Gained: []string{}}
-				}
+			want, err := scheduling.ComputeImpactWith(ls.snap, ds.snap, scheduling.ImpactOptions{Projects: projects, Flavors: flavors, WholeRuns: true})
+			if err != nil {
+				t.Fatal(err)
 			}
-			exactMatrix(want, ls, ds)
 			changed := 0
 			for i := range want.Cells {
 				for j := range want.Cells[i] {
@@ -188,48 +184,5 @@ func TestFactoredMatrixMatchesWholeRuns(t *testing.T) {
 				t.Errorf("the draft changes no pair; the case tests nothing")
 			}
 		})
-	}
-}
-
-// A cell names only the first hosts (by name) when many change; counts
-// stay complete, and both ways of computing agree on which are named.
-func TestImpactCellsNameTheFirstHosts(t *testing.T) {
-	defer func(n int) { maxNames = n }(maxNames)
-	maxNames = 3
-	live := cloudgen.Generate(cloudgen.Small())
-	zone := ""
-	for _, a := range live.Aggregates {
-		if a.AvailabilityZone != nil {
-			zone = a.Name
-			break
-		}
-	}
-	draft := editAggregate(t, live, zone, func(a *models.Aggregate) { a.Metadata["reservation:drain"] = "true" })
-	ls, ds := mustState(t, live), mustState(t, draft)
-	projects, flavors := ls.options().Projects[:3], []string{cloudgen.FlavorSmall}
-	got, err := ComputeMatrix(ls, ds, projects, flavors)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := &Matrix{Projects: projects, Flavors: flavors, Cells: make([][]Cell, len(projects))}
-	for i, p := range projects {
-		want.Cells[i] = []Cell{{Project: p, Flavor: flavors[0], Lost: []string{}, Gained: []string{}}}
-	}
-	exactMatrix(want, ls, ds)
-	named := 0
-	for i := range got.Cells {
-		g, w := got.Cells[i][0], want.Cells[i][0]
-		if fmt.Sprint(g) != fmt.Sprint(w) {
-			t.Errorf("%s: factored %+v, whole runs %+v", g.Project, g, w)
-		}
-		if g.LostCount != g.Live-g.Draft || len(g.Lost) > maxNames || !slices.IsSorted(g.Lost) {
-			t.Errorf("%s: lost %d named %v of %d → %d", g.Project, g.LostCount, g.Lost, g.Live, g.Draft)
-		}
-		if g.LostCount > len(g.Lost) {
-			named++
-		}
-	}
-	if named == 0 {
-		t.Errorf("no cell lost more hosts than it names; the case tests nothing")
 	}
 }

@@ -132,7 +132,15 @@ func (h *Handler) evaluateOn(f *views.QueryForm, live, draft *state, res views.Q
 		}
 		return res, nil
 	}
-	tr, err := main.snap.Run(spec)
+	spec.Hosts = &scheduling.HostSelect{Limit: hostsPerPage, FailedOnly: f.HostsFailed, Stage: f.HostsStage, Name: f.HostsName}
+	if f.HostsPage > 1 {
+		spec.Hosts.Offset = (f.HostsPage - 1) * hostsPerPage
+	}
+	var draftSnap *scheduling.Snapshot
+	if draft != nil {
+		draftSnap = draft.snap
+	}
+	p, err := scheduling.RunPreview(live.snap, draftSnap, spec)
 	if err != nil {
 		if models.KindOf(err) == models.Internal {
 			return res, err
@@ -142,23 +150,18 @@ func (h *Handler) evaluateOn(f *views.QueryForm, live, draft *state, res views.Q
 		res.Error, res.ErrorField = message(err), field
 		return res, nil
 	}
-	res.Trace = presentTrace(tr, main.snap)
+	res.Trace = presentTrace(p.Trace, main.snap)
+	res.Trace.Matrix = presentMatrix(p.Trace, *f, nil).WithFilter(*f)
 	if len(spec.Placement.MemberOf) > 0 {
 		rows, err := modeRows(main.snap, spec.Placement.MemberOf)
 		if err == nil {
 			res.Trace.Modes, res.Trace.ModesShown = rows, true
 		}
 	}
-	if draft != nil {
-		lt, err := live.snap.Run(spec)
-		if err != nil {
-			// The request is fine on the draft but not on live data (e.g. it
-			// names an aggregate the draft creates): show the draft alone.
-			res.Trace.Error = strings.TrimSpace(res.Trace.Error + " (live data: " + message(err) + ")")
-			return res, nil
-		}
-		res.Live = presentTrace(lt, live.snap)
-		res.Diff = presentDiff(scheduling.DiffTraces(lt, tr), lt, tr)
+	if p.Live != nil {
+		res.Live = presentTrace(p.Live, live.snap)
+		res.Diff = presentDiff(*p.Diff, p.Live, p.Trace)
+		res.DraftOnly = p.DraftOnly
 	}
 	return res, nil
 }

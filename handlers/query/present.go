@@ -2,6 +2,7 @@ package query
 
 import (
 	"strconv"
+	"strings"
 
 	"corral/models/placement"
 	"corral/models/scheduling"
@@ -50,27 +51,31 @@ func presentTrace(tr *scheduling.Trace, snap *scheduling.Snapshot) *views.QueryT
 	return v
 }
 
-// funnel is providers → after Placement, then hosts → after Placement →
-// after each host filter → weighed hosts.
+// funnel is providers → after Placement, then hosts → after each stage
+// that removed some → eligible hosts. Stages that removed nothing are left
+// out: the matrix shows them.
 func funnel(tr *scheduling.Trace) []views.QueryFunnelStep {
 	s := tr.Summary
 	out := []views.QueryFunnelStep{
-		{Label: "Providers", Unit: "providers", Remain: s.Providers},
+		{Label: "providers", Unit: "providers", Remain: s.Providers},
 	}
 	if len(s.Stages) == 0 {
-		return append(out, views.QueryFunnelStep{Label: "Eligible hosts", Unit: "hosts", Remain: s.HostsPassed})
+		return append(out, views.QueryFunnelStep{Label: "eligible hosts", Unit: "hosts", Remain: s.HostsPassed})
 	}
 	first := s.Stages[0]
 	out = append(out,
-		views.QueryFunnelStep{Label: "Providers after " + first.Stage, Unit: "providers", Remain: s.Providers - s.ProvidersExcluded, Removed: s.ProvidersExcluded},
-		views.QueryFunnelStep{Label: "Hosts", Unit: "hosts", Remain: s.Hosts},
+		views.QueryFunnelStep{Label: "after " + first.Stage, Unit: "providers", Remain: s.Providers - s.ProvidersExcluded, Removed: s.ProvidersExcluded},
+		views.QueryFunnelStep{Label: "hosts", Unit: "hosts", Remain: s.Hosts, Break: true},
 	)
 	remain := s.Hosts
 	for _, st := range s.Stages {
 		remain -= st.HostsExcluded
-		out = append(out, views.QueryFunnelStep{Label: "Hosts after " + st.Stage, Unit: "hosts", Remain: remain, Removed: st.HostsExcluded})
+		if st.HostsExcluded == 0 {
+			continue
+		}
+		out = append(out, views.QueryFunnelStep{Label: "after " + st.Stage, Unit: "hosts", Remain: remain, Removed: st.HostsExcluded})
 	}
-	out = append(out, views.QueryFunnelStep{Label: "Weighed hosts", Unit: "hosts", Remain: s.HostsPassed})
+	out = append(out, views.QueryFunnelStep{Label: "eligible hosts", Unit: "hosts", Remain: s.HostsPassed})
 	return out
 }
 
@@ -164,4 +169,119 @@ func stageReason(c scheduling.HostChange) string {
 		return c.Reason
 	}
 	return c.Stage + ": " + c.Reason
+}
+
+// presentMatrix is the host × stage matrix of a trace: the request
+// filters, placement, every host filter and every weigher, one row per
+// host listed (a page of those the form's matrix filter keeps).
+func presentMatrix(tr *scheduling.Trace, f views.QueryForm, _ []string) *views.QueryMatrix {
+	m := &views.QueryMatrix{Matched: tr.HostsMatched, Page: max(f.HostsPage, 1)}
+	m.Pages = max((m.Matched+hostsPerPage-1)/hostsPerPage, 1)
+	m.First = (m.Page-1)*hostsPerPage + 1
+	if m.Page > 1 {
+		m.PrevURL = f.PageURL(m.Page - 1)
+	}
+	if m.Page < m.Pages {
+		m.NextURL = f.PageURL(m.Page + 1)
+	}
+	requestFailed := ""
+	m.Columns = append(m.Columns, views.QueryColumn{Name: "request filters", Short: "request filters", Kind: "request"})
+	for i, st := range tr.Summary.Stages {
+		m.Stages = append(m.Stages, st.Stage)
+		switch {
+		case i == 0 && st.Stage != scheduling.StagePlacement:
+			// A request filter failed the whole request: Placement was
+			// never asked.
+			requestFailed = st.Stage
+			m.Columns = append(m.Columns, views.QueryColumn{Name: scheduling.StagePlacement, Short: scheduling.StagePlacement, Kind: "placement"})
+		case i == 0:
+			m.Columns = append(m.Columns, views.QueryColumn{Name: st.Stage, Short: st.Stage, Kind: "placement"})
+		default:
+			m.Columns = append(m.Columns, views.QueryColumn{Name: st.Stage, Short: shortStage(st.Stage), Kind: "filter"})
+		}
+	}
+	for _, w := range scheduling.DefaultWeighers() {
+		m.Columns = append(m.Columns, views.QueryColumn{Name: w.Name(), Short: shortStage(w.Name()), Kind: "weigher"})
+	}
+	instances := map[string][]int{}
+	for i, h := range tr.Selections {
+		instances[h] = append(instances[h], i+1)
+		m.Rounds = append(m.Rounds, views.QueryRound{Instance: i + 1, Host: h})
+	}
+	nStages := len(tr.Summary.Stages)
+	rawSeen := map[int]map[string]bool{} // weigher column → raw values of passing hosts
+	for _, h := range tr.Hosts {
+		row := views.QueryMatrixRow{Name: h.Name, Passed: h.Passed, Stage: h.Stage, Reason: h.Reason,
+			Instances: instances[h.Name], Round: h.Round}
+		if h.Weight != nil {
+			row.Total = strconv.FormatFloat(*h.Weight, 'f', 3, 64)
+		}
+		// The request filters' column.
+		if requestFailed != "" {
+			reason := ""
+			if len(h.Checks) > 0 {
+				reason = h.Checks[0].Reason
+			}
+			row.Cells = append(row.Cells, views.QueryCell{Kind: "fail", First: true, Reason: requestFailed + ": " + reason},
+				views.QueryCell{Kind: "skip", Reason: "not asked: a request filter failed the request"})
+		} else {
+			row.Cells = append(row.Cells, views.QueryCell{Kind: "pass"})
+		}
+		firstSeen := requestFailed != ""
+		for ci, c := range h.Checks {
+			switch {
+			case ci == 0 && requestFailed != "":
+				continue
+			case ci < nStages:
+				cell := views.QueryCell{Kind: "pass"}
+				if c.Passed != nil && !*c.Passed {
+					cell.Kind, cell.Reason = "fail", c.Reason
+					cell.First = !firstSeen
+					firstSeen = true
+				}
+				row.Cells = append(row.Cells, cell)
+			default:
+				cell := views.QueryCell{Kind: "weight"}
+				if c.Raw != nil {
+					cell.Raw = strconv.FormatFloat(*c.Raw+0, 'g', 4, 64) // +0 turns −0 into 0
+					if h.Passed {
+						if rawSeen[ci] == nil {
+							rawSeen[ci] = map[string]bool{}
+						}
+						rawSeen[ci][cell.Raw] = true
+					}
+				}
+				if c.Multiplier != nil {
+					cell.Mult = strconv.FormatFloat(*c.Multiplier, 'g', 4, 64)
+				}
+				if c.Weight != nil {
+					cell.Norm = strconv.FormatFloat(*c.Weight, 'f', 3, 64)
+				}
+				row.Cells = append(row.Cells, cell)
+			}
+		}
+		m.Rows = append(m.Rows, row)
+	}
+	flat := len(rawSeen) > 0
+	for _, vals := range rawSeen {
+		flat = flat && len(vals) == 1
+	}
+	if flat && tr.Summary.HostsPassed > 1 {
+		m.WeightNote = "Every eligible host scores the same raw value on each weigher, so every normalised weight is 0 and hosts are ordered by name. " +
+			"The weighers count the members of a soft-affinity or soft-anti-affinity server group on each host: name such a group, with members running, to see them differ."
+	}
+	return m
+}
+
+// shortStage is a column head for a filter or weigher: nova's name without
+// the words every column shares (the full name is the head's title).
+func shortStage(name string) string {
+	short := strings.TrimSuffix(strings.TrimSuffix(name, "Filter"), "Weigher")
+	for _, p := range []string{"Aggregate", "ServerGroup"} {
+		if s := strings.TrimPrefix(short, p); s != short && s != "" {
+			short = s
+			break
+		}
+	}
+	return short
 }

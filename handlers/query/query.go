@@ -47,10 +47,6 @@ type state struct {
 
 	optsOnce sync.Once
 	formOpts views.QueryOptions
-
-	impactOnce sync.Once
-	impact     *impactIndex
-	impactErr  error
 }
 
 // draftState is a draft's world, valid for one version of the draft on one
@@ -83,9 +79,10 @@ func Register(console, api *echo.Group, env *handlers.Env) *Handler {
 	console.GET("/query", h.Page)
 	console.GET("/query/preview", h.Preview)
 	registerDrafts(console, h, admin)
+	registerInline(console, h, admin)
 	console.GET("/drafts/:id/impact", h.Impact)
 	api.POST("/preview", h.APIPreview)
-	api.GET("/drafts/:id/impact", h.APIImpact)
+	registerDraftsAPI(api, h, admin)
 	return h
 }
 
@@ -259,4 +256,13 @@ func (h *Handler) draftOptions(ctx context.Context) ([]views.Option, error) {
 		out = append(out, views.Option{Value: d.ID, Label: d.Name})
 	}
 	return out, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

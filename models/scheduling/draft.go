@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"corral/models"
@@ -20,18 +21,51 @@ const (
 	OpCreateAggregate   = "create_aggregate"   // aggregate (name), [uuid, availability_zone, metadata]
 	OpDeleteAggregate   = "delete_aggregate"   // aggregate
 	OpSetSettings       = "set_settings"       // settings
+	OpSetZone           = "set_zone"           // aggregate, availability_zone ("" or absent clears it)
+
+	OpSetExtraSpec      = "set_extra_spec"      // flavor, key, value
+	OpUnsetExtraSpec    = "unset_extra_spec"    // flavor, key
+	OpCreateServerGroup = "create_server_group" // server_group (name), project, policy, [user, uuid, rules, members]
+	OpDeleteServerGroup = "delete_server_group" // server_group
+	OpAddGroupMember    = "add_group_member"    // server_group, server
+	OpRemoveGroupMember = "remove_group_member" // server_group, server
+	OpAddTrait          = "add_trait"           // provider, trait
+	OpRemoveTrait       = "remove_trait"        // provider, trait
+	OpSetInventory      = "set_inventory"       // provider, resource_class, inventory
+	OpDeleteInventory   = "delete_inventory"    // provider, resource_class
 )
 
-// Change is one staged edit of a draft. Aggregates and providers are named
-// by name or UUID.
+// Ops lists every change operation, in the order docs/drafts.md
+// describes them.
+var Ops = []string{
+	OpSetMetadata, OpUnsetMetadata, OpAddTenant, OpRemoveTenant, OpAddReservation, OpRemoveReservation,
+	OpAddMember, OpRemoveMember, OpCreateAggregate, OpDeleteAggregate, OpSetZone, OpSetSettings,
+	OpSetExtraSpec, OpUnsetExtraSpec, OpCreateServerGroup, OpDeleteServerGroup, OpAddGroupMember, OpRemoveGroupMember,
+	OpAddTrait, OpRemoveTrait, OpSetInventory, OpDeleteInventory,
+}
+
+// Change is one staged edit of a draft. Aggregates, providers and flavors
+// are named by name or UUID (a flavor also by id); server groups by UUID,
+// or by name when the name is unique (within Project when it is given);
+// servers by UUID or name. docs/drafts.md is the reference of the format.
 type Change struct {
 	Op               string            `json:"op"`
 	Aggregate        string            `json:"aggregate,omitempty"`
+	Flavor           string            `json:"flavor,omitempty"`
+	ServerGroup      string            `json:"server_group,omitempty"`
+	Server           string            `json:"server,omitempty"`
 	Key              string            `json:"key,omitempty"`
 	Value            string            `json:"value,omitempty"`
 	Project          string            `json:"project,omitempty"`
+	User             string            `json:"user,omitempty"`
 	Reservation      string            `json:"reservation,omitempty"`
 	Provider         string            `json:"provider,omitempty"`
+	Trait            string            `json:"trait,omitempty"`
+	ResourceClass    string            `json:"resource_class,omitempty"`
+	Inventory        *models.Inventory `json:"inventory,omitempty"`
+	Policy           string            `json:"policy,omitempty"`
+	Rules            map[string]int    `json:"rules,omitempty"`
+	Members          []string          `json:"members,omitempty"`
 	UUID             string            `json:"uuid,omitempty"`
 	AvailabilityZone *string           `json:"availability_zone,omitempty"`
 	Metadata         map[string]string `json:"metadata,omitempty"`
@@ -39,8 +73,8 @@ type Change struct {
 }
 
 // ApplyChanges returns a new world with the changes applied in order. The
-// input world is not modified (aggregates are copied; everything a change
-// cannot touch is shared). A change that does not apply — an unknown
+// input world is not modified (aggregates are copied, and flavors, groups
+// and providers when a change edits one; the rest is shared). A change that does not apply — an unknown
 // aggregate or provider, a duplicate name, removing a tag that is not
 // there — is an Invalid error naming the change ("changes[2].aggregate").
 func ApplyChanges(w *models.World, changes []Change) (*models.World, error) {
@@ -50,20 +84,72 @@ func ApplyChanges(w *models.World, changes []Change) (*models.World, error) {
 		out.Aggregates[i] = cloneAggregate(a)
 	}
 	out.Settings.EnabledFilters = append([]string(nil), w.Settings.EnabledFilters...)
-	provs := make(map[string]*models.Provider, len(w.Providers)*2)
-	for i := range w.Providers {
-		p := &w.Providers[i]
+	// Flavors, server groups and providers are copied only when a change
+	// edits one, so that a draft of aggregates alone shares them with the
+	// live world (and Snapshot.WithAggregates can build on the live
+	// snapshot).
+	var flavors, groups, providers bool
+	for _, c := range changes {
+		switch {
+		case c.Op == OpSetExtraSpec || c.Op == OpUnsetExtraSpec:
+			flavors = true
+		case c.Op == OpCreateServerGroup || c.Op == OpDeleteServerGroup || c.Op == OpAddGroupMember || c.Op == OpRemoveGroupMember:
+			groups = true
+		case editsProvider(c.Op):
+			providers = true
+		}
+	}
+	if flavors {
+		out.Flavors = make([]models.Flavor, len(w.Flavors))
+		for i, f := range w.Flavors {
+			f.ExtraSpecs = maps.Clone(f.ExtraSpecs)
+			if f.ExtraSpecs == nil {
+				f.ExtraSpecs = map[string]string{}
+			}
+			out.Flavors[i] = f
+		}
+	}
+	if groups {
+		out.ServerGroups = make([]models.ServerGroup, len(w.ServerGroups))
+		for i, g := range w.ServerGroups {
+			g.Members, g.Rules = slices.Clone(g.Members), maps.Clone(g.Rules)
+			out.ServerGroups[i] = g
+		}
+	}
+	if providers {
+		out.Providers = slices.Clone(w.Providers)
+	}
+	provs := make(map[string]*models.Provider, len(out.Providers)*2)
+	for i := range out.Providers {
+		p := &out.Providers[i]
 		provs[p.Name] = p
 	}
-	for i := range w.Providers {
-		provs[w.Providers[i].UUID] = &w.Providers[i] // UUIDs win over names
+	for i := range out.Providers {
+		provs[out.Providers[i].UUID] = &out.Providers[i] // UUIDs win over names
 	}
 	for i, c := range changes {
-		if err := applyChange(&out, provs, c, fmt.Sprintf("changes[%d]", i)); err != nil {
+		at := fmt.Sprintf("changes[%d]", i)
+		var err error
+		switch {
+		case c.Op == OpSetExtraSpec || c.Op == OpUnsetExtraSpec:
+			err = applyFlavorChange(&out, c, at)
+		case c.Op == OpCreateServerGroup || c.Op == OpDeleteServerGroup || c.Op == OpAddGroupMember || c.Op == OpRemoveGroupMember:
+			err = applyGroupChange(&out, c, at)
+		case editsProvider(c.Op):
+			err = applyProviderChange(provs, c, at)
+		default:
+			err = applyChange(&out, provs, c, at)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
 	return &out, nil
+}
+
+// editsProvider reports whether op changes a provider itself.
+func editsProvider(op string) bool {
+	return op == OpAddTrait || op == OpRemoveTrait || op == OpSetInventory || op == OpDeleteInventory
 }
 
 func cloneAggregate(a models.Aggregate) models.Aggregate {
@@ -131,6 +217,12 @@ func applyChange(w *models.World, provs map[string]*models.Provider, c Change, a
 	switch c.Op {
 	case OpDeleteAggregate:
 		w.Aggregates = append(w.Aggregates[:ai:ai], w.Aggregates[ai+1:]...)
+	case OpSetZone:
+		agg.AvailabilityZone = nil
+		if c.AvailabilityZone != nil && *c.AvailabilityZone != "" {
+			z := *c.AvailabilityZone
+			agg.AvailabilityZone = &z
+		}
 	case OpSetMetadata:
 		if c.Key == "" {
 			return models.E(models.Invalid, at+".key", "set_metadata needs a key")
@@ -246,4 +338,23 @@ func DiffTraces(live, draft *Trace) TraceDiff {
 		}
 	}
 	return d
+}
+
+// OnlyAggregates reports whether changes edit aggregates alone (not the
+// settings, flavors, server groups or providers), and names, by name or
+// UUID as the changes do, every aggregate they touch.
+func OnlyAggregates(changes []Change) (bool, []string) {
+	var refs []string
+	for _, c := range changes {
+		switch c.Op {
+		case OpSetSettings, OpSetExtraSpec, OpUnsetExtraSpec, OpCreateServerGroup, OpDeleteServerGroup,
+			OpAddGroupMember, OpRemoveGroupMember, OpAddTrait, OpRemoveTrait, OpSetInventory, OpDeleteInventory:
+			return false, nil
+		}
+		refs = append(refs, c.Aggregate)
+		if c.UUID != "" {
+			refs = append(refs, c.UUID)
+		}
+	}
+	return true, refs
 }

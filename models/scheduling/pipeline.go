@@ -108,6 +108,14 @@ func (s *Snapshot) Run(spec *RequestSpec) (*Trace, error) {
 	}
 	runSlots <- struct{}{}
 	defer func() { <-runSlots }()
+	return s.runInSlot(spec)
+}
+
+// runInSlot is Run for a caller already holding a run slot.
+func (s *Snapshot) runInSlot(spec *RequestSpec) (*Trace, error) {
+	if spec == nil {
+		spec = &RequestSpec{}
+	}
 	if spec.NumInstances > MaxInstances {
 		return nil, models.E(models.Invalid, "num_instances", "must be at most %d, got %d", MaxInstances, spec.NumInstances)
 	}
@@ -225,27 +233,63 @@ func (s *Snapshot) Run(spec *RequestSpec) (*Trace, error) {
 			tr.Selections = append(tr.Selections, s.hosts[h].Provider.Name)
 		}
 	}
-	// Host entries: passing hosts in weighed order, then the others.
-	for _, h := range passing {
-		if limit > 0 && len(tr.Hosts) >= limit {
+	// Host entries: passing hosts in weighed order, then the others, as
+	// spec.Hosts selects them.
+	sel := spec.Hosts
+	if sel == nil {
+		sel = &HostSelect{}
+	}
+	skip := sel.Offset
+	hostLimit := limit
+	if sel.Limit > 0 {
+		hostLimit = sel.Limit
+	}
+	add := func(h int32, passed bool) bool {
+		if sel.FailedOnly && passed {
+			return true
+		}
+		if sel.Stage != "" && (passed || stageCounts[r.results[h].stage].Stage != sel.Stage) {
+			return true
+		}
+		if sel.Name != "" && !strings.Contains(s.hosts[h].Provider.Name, sel.Name) {
+			return true
+		}
+		tr.HostsMatched++
+		if skip > 0 {
+			skip--
+			return true
+		}
+		if hostLimit > 0 && len(tr.Hosts) >= hostLimit {
 			tr.Truncated = true
+			// Keep counting the matches only when a page needs the count.
+			return spec.Hosts != nil
+		}
+		e := r.hostEntry(h, passed)
+		e.Instances = counts[h]
+		if n > 1 {
+			if passed {
+				e.Round = int(r.weighedOf(h)) + 1
+			} else {
+				e.Round = int(r.roundOf(h)) + 1
+			}
+		}
+		tr.Hosts = append(tr.Hosts, e)
+		return true
+	}
+	more := true
+	for _, h := range passing {
+		if more = add(h, true); !more {
 			break
 		}
-		e := r.hostEntry(h, true)
-		e.Instances = counts[h]
-		tr.Hosts = append(tr.Hosts, e)
 	}
 	for i, hr := range r.results {
+		if !more {
+			break
+		}
 		if hr.stage < 0 {
 			continue
 		}
-		if limit > 0 && len(tr.Hosts) >= limit {
-			tr.Truncated = true
-			break
-		}
-		e := r.hostEntry(int32(i), false)
-		e.Instances = counts[int32(i)]
-		tr.Hosts = append(tr.Hosts, e)
+		more = add(int32(i), false)
 	}
 
 	switch {

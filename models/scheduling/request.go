@@ -25,6 +25,24 @@ type RequestSpec struct {
 	Settings         *SettingsOverride `json:"settings,omitempty"`
 	// Limit caps the providers and hosts listed in the trace; 0 lists all.
 	Limit int `json:"limit,omitempty"`
+	// Hosts chooses which hosts the trace lists, for a page that shows
+	// them a screenful at a time; nil lists them all (up to Limit).
+	Hosts *HostSelect `json:"-"`
+}
+
+// HostSelect picks hosts for the trace's list: those matching every set
+// field, then Offset of them skipped. The trace's HostsMatched counts the
+// matches, so that a page knows how many pages there are.
+type HostSelect struct {
+	Offset int
+	// Limit caps the hosts listed, instead of the request's Limit.
+	Limit int
+	// FailedOnly keeps the hosts some stage excluded.
+	FailedOnly bool
+	// Stage keeps the hosts whose first failing stage it is.
+	Stage string
+	// Name keeps the hosts whose name contains it.
+	Name string
 }
 
 // FlavorRef is a flavor of the world by name (or flavor id), or an inline

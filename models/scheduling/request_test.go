@@ -91,9 +91,9 @@ func TestRunBadInput(t *testing.T) {
 		{RequestSpec{ServerGroup: "nope"}, "server_group", `no server group named "nope"`},
 		{RequestSpec{Placement: PlacementSpec{MemberOf: []string{"in:aggA,!aggB"}}}, "placement.member_of",
 			"Invalid query string parameters: Expected 'member_of' parameter to contain valid UUID(s). Got: !aggB"},
-		{RequestSpec{Placement: PlacementSpec{MemberOf: []string{"aggZ"}}}, "placement.member_of", "Got: aggZ"},
+		{RequestSpec{Placement: PlacementSpec{MemberOf: []string{"aggZ"}}}, "placement.member_of", `no aggregate named "aggZ"`},
 		{RequestSpec{Placement: PlacementSpec{MemberOf: []string{"!aggA,aggB"}}}, "placement.member_of", "must be prefixed with the 'in:' or '!in:' keyword"},
-		{RequestSpec{Placement: PlacementSpec{Groups: map[string]GroupSpec{"1": {MemberOf: []string{"bad"}}}}}, "placement.groups.1.member_of", "Got: bad"},
+		{RequestSpec{Placement: PlacementSpec{Groups: map[string]GroupSpec{"1": {MemberOf: []string{"bad"}}}}}, "placement.groups.1.member_of", `no aggregate named "bad"`},
 		{RequestSpec{Settings: &SettingsOverride{EnabledFilters: &[]string{"RamFilter"}}}, "settings.enabled_filters[0]", `unknown host filter "RamFilter"`},
 	}
 	for _, c := range cases {

@@ -57,6 +57,9 @@ type Snapshot struct {
 	tenantAggs map[string][]int32
 	// azAggs maps an availability zone to its aggregates.
 	azAggs map[string][]int32
+
+	// impact is the impact matrix's index of this snapshot (impact.go).
+	impact impactCache
 }
 
 // NewSnapshot indexes w. A world with dangling references or parent cycles
@@ -461,14 +464,20 @@ func (s *Snapshot) MemberOfModes(values []string) ([3]*placement.Result, error) 
 
 // ResolveMemberOf parses raw member_of values at the latest microversion
 // after replacing aggregate names by their UUIDs; key selects the group
-// ("member_of", "member_of1", …) and field names the input in errors.
+// ("member_of", "member_of1", …) and field names the input in errors. A
+// value Placement refuses only because it holds a name no aggregate has
+// is reported as that name, not as Placement's "valid UUID(s)".
 func (s *Snapshot) ResolveMemberOf(key, field string, values []string) (placement.Terms, error) {
 	resolved := make([]string, len(values))
+	var unknown []string
 	for i, v := range values {
-		resolved[i] = s.resolveValue(v)
+		resolved[i] = s.resolveValue(v, &unknown)
 	}
 	t, err := placement.ParseMemberOf(key, resolved, placement.Latest)
 	if err != nil {
+		if len(unknown) > 0 {
+			return placement.Terms{}, models.E(models.Invalid, field, "no aggregate named %q (give an aggregate name or UUID)", unknown[0])
+		}
 		msg := err.Error()
 		var ce *models.Error
 		if errors.As(err, &ce) {
@@ -480,16 +489,10 @@ func (s *Snapshot) ResolveMemberOf(key, field string, values []string) (placemen
 }
 
 // resolveValue swaps aggregate names for UUIDs inside one value, keeping
-// its prefix, so that Placement's own grammar then judges it.
-func (s *Snapshot) resolveValue(v string) string {
-	prefix := ""
-	for _, p := range []string{"!in:", "in:", "!"} {
-		if strings.HasPrefix(v, p) {
-			prefix = p
-			break
-		}
-	}
-	rest := v[len(prefix):]
+// its prefix, so that Placement's own grammar then judges it; names that
+// no aggregate has are added to unknown.
+func (s *Snapshot) resolveValue(v string, unknown *[]string) string {
+	prefix, rest := splitMemberOfPrefix(v)
 	if prefix == "" || prefix == "!" {
 		if strings.Contains(rest, ",") {
 			return v // Placement rejects it with its own message
@@ -502,6 +505,9 @@ func (s *Snapshot) resolveValue(v string) string {
 		}
 		if a, ok := s.ix.AggregateByName(e); ok {
 			elems[i] = s.ix.Aggregate(a).UUID
+		} else if e != "" && !strings.HasPrefix(e, "!") {
+			// "!x" inside a list is a grammar error: Placement says so.
+			*unknown = append(*unknown, e)
 		}
 	}
 	return prefix + strings.Join(elems, ",")

@@ -14,6 +14,9 @@ type Trace struct {
 	Summary        Summary             `json:"summary"`
 	Truncated      bool                `json:"truncated"`
 	Error          *string             `json:"error"`
+	// HostsMatched counts the hosts the request's HostSelect matched
+	// (all hosts without one), of which Hosts lists a page.
+	HostsMatched int `json:"-"`
 
 	// Selections names the host of each instance of a multi-create request,
 	// in order (nova's selections); empty for a single instance.
@@ -50,8 +53,12 @@ type HostEntry struct {
 	Weight *float64 `json:"weight,omitempty"`
 	// Instances counts the instances of a multi-create request placed on
 	// the host.
-	Instances int     `json:"instances,omitempty"`
-	Checks    []Check `json:"checks"`
+	Instances int `json:"instances,omitempty"`
+	// Round is, for a multi-create request, the instance (from 1) whose
+	// scheduling round excluded the host, or for a passing host the round
+	// that weighed it last; 0 for a single instance.
+	Round  int     `json:"round,omitempty"`
+	Checks []Check `json:"checks"`
 }
 
 // Check is one stage's verdict (Passed) or one weigher's score (Weight,

@@ -96,6 +96,7 @@ func DemoWorld() *models.World {
 	agg("reservation-r42", "", map[string]string{"reservation:r42": "true", "blazar:owner": "acme"}, "cn8")
 	// Host filters' food.
 	agg("ssd", "", map[string]string{"ssd": "true"}, "cn4", "cn5")
+	agg("hdd", "", map[string]string{"ssd": "false"}, "cn1", "cn3")
 	agg("gpu", "", map[string]string{"gpu": "true", "force_metadata_check": "True"}, "cn6")
 	agg("windows", "", map[string]string{"trait:CUSTOM_LICENSED_WINDOWS": "required", "os": "windows"}, "cn2")
 
@@ -110,7 +111,7 @@ func DemoWorld() *models.World {
 	flavor("m1.large", 4, 8192, 80, nil)
 	flavor("m1.ssd", 2, 4096, 40, map[string]string{"aggregate_instance_extra_specs:ssd": "true"})
 	flavor("m1.not-ssd", 2, 4096, 40, map[string]string{"aggregate_instance_extra_specs:ssd": "s!= true"})
-	flavor("g1.gpu", 8, 32768, 100, map[string]string{"aggregate_instance_extra_specs:gpu": "true", "gpu": "*"})
+	flavor("g1.gpu", 8, 32768, 100, map[string]string{"aggregate_instance_extra_specs:gpu": "true"})
 	flavor("r1.reserved", 4, 8192, 80, map[string]string{"reservation:r42": "true"})
 	flavor("w1.windows", 2, 4096, 60, map[string]string{"trait:CUSTOM_LICENSED_WINDOWS": "required", "aggregate_instance_extra_specs:os": "<in> windows"})
 

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -44,9 +45,13 @@ func (Draft) TableName() string { return "corral_drafts" }
 
 // Object keys of Draft.Generations.
 const (
-	draftSettingsKey = "settings"
-	draftAggPrefix   = "aggregate:"     // + uuid: the aggregate's generation
-	draftNamePrefix  = "aggregate-new:" // + name: must still not exist (-1)
+	draftSettingsKey  = "settings"
+	draftAggPrefix    = "aggregate:"        // + uuid: the aggregate's generation
+	draftNamePrefix   = "aggregate-new:"    // + name: must still not exist (-1)
+	draftFlavorPrefix = "flavor:"           // + id: the flavor's generation
+	draftGroupPrefix  = "server_group:"     // + uuid: the group's generation
+	draftNewGroup     = "server_group-new:" // + project/name: must still not exist (-1)
+	draftProvPrefix   = "provider:"         // + uuid: the provider's generation
 )
 
 // absent marks an object that did not exist when the draft touched it.
@@ -124,30 +129,56 @@ func normaliseDraft(d *Draft) {
 }
 
 // DraftTouch names one live object a draft change touches: an aggregate by
-// uuid or name, an aggregate the draft creates (by name), or the settings.
+// uuid or name, an aggregate the draft creates (by name), a flavor, a
+// server group (with its project when named by name), a group the draft
+// creates, a provider whose traits or inventories it edits, or the
+// settings.
 type DraftTouch struct {
 	Aggregate    string
 	NewAggregate string
+	Flavor       string
+	ServerGroup  string
+	GroupProject string
+	NewGroup     string // project/name
+	Provider     string
 	Settings     bool
 }
 
 // TouchesOf lists the live objects changes touch, in order. An aggregate
-// that an earlier change of the list creates is not a live object.
+// or server group that an earlier change of the list creates is not a
+// live object.
 func TouchesOf(changes []scheduling.Change) []DraftTouch {
 	created := map[string]bool{}
+	createdGroups := map[string]bool{}
 	var out []DraftTouch
 	for _, c := range changes {
-		switch {
-		case c.Op == scheduling.OpSetSettings:
+		switch c.Op {
+		case scheduling.OpSetSettings:
 			out = append(out, DraftTouch{Settings: true})
-		case c.Op == scheduling.OpCreateAggregate:
+		case scheduling.OpCreateAggregate:
 			created[c.Aggregate] = true
 			if c.UUID != "" {
 				created[c.UUID] = true
 			}
 			out = append(out, DraftTouch{NewAggregate: c.Aggregate})
-		case c.Aggregate != "" && !created[c.Aggregate]:
-			out = append(out, DraftTouch{Aggregate: c.Aggregate})
+		case scheduling.OpSetExtraSpec, scheduling.OpUnsetExtraSpec:
+			out = append(out, DraftTouch{Flavor: c.Flavor})
+		case scheduling.OpCreateServerGroup:
+			createdGroups[c.ServerGroup] = true
+			if c.UUID != "" {
+				createdGroups[c.UUID] = true
+			}
+			out = append(out, DraftTouch{NewGroup: c.Project + "/" + c.ServerGroup})
+		case scheduling.OpDeleteServerGroup, scheduling.OpAddGroupMember, scheduling.OpRemoveGroupMember:
+			if !createdGroups[c.ServerGroup] {
+				out = append(out, DraftTouch{ServerGroup: c.ServerGroup, GroupProject: c.Project})
+			}
+		case scheduling.OpAddTrait, scheduling.OpRemoveTrait, scheduling.OpSetInventory, scheduling.OpDeleteInventory:
+			out = append(out, DraftTouch{Provider: c.Provider})
+		default:
+			if c.Aggregate != "" && !created[c.Aggregate] {
+				out = append(out, DraftTouch{Aggregate: c.Aggregate})
+			}
 		}
 	}
 	return out
@@ -251,6 +282,40 @@ func recordTouch(tx *gorm.DB, gens map[string]int64, tc DraftTouch) error {
 		key := draftAggPrefix + agg.UUID
 		if _, ok := gens[key]; !ok {
 			gens[key] = agg.Generation
+		}
+	case tc.Flavor != "":
+		f, err := findFlavor(tx, tc.Flavor, true)
+		if err != nil {
+			return err
+		}
+		if _, ok := gens[draftFlavorPrefix+f.ID]; !ok {
+			gens[draftFlavorPrefix+f.ID] = f.Generation
+		}
+	case tc.ServerGroup != "":
+		g, err := findGroupByRef(tx, tc.ServerGroup, tc.GroupProject)
+		if err != nil {
+			return err
+		}
+		if _, ok := gens[draftGroupPrefix+g.UUID]; !ok {
+			gens[draftGroupPrefix+g.UUID] = g.Generation
+		}
+	case tc.NewGroup != "":
+		project, name, _ := strings.Cut(tc.NewGroup, "/")
+		var n int64
+		if err := tx.Model(&models.ServerGroup{}).Where("project_id = ? AND name = ?", project, name).Count(&n).Error; err != nil {
+			return err
+		}
+		if n > 0 {
+			return models.E(models.Conflict, "server_group", "project %s already has a server group named %q", project, name)
+		}
+		gens[draftNewGroup+tc.NewGroup] = absent
+	case tc.Provider != "":
+		p, err := findProvider(tx, tc.Provider)
+		if err != nil {
+			return err
+		}
+		if _, ok := gens[draftProvPrefix+p.UUID]; !ok {
+			gens[draftProvPrefix+p.UUID] = p.Generation
 		}
 	}
 	return nil
@@ -421,6 +486,30 @@ func (s *Store) RebaseDraft(ctx context.Context, a Actor, id string, version int
 	return out, nil
 }
 
+// findGroupByRef finds a server group by UUID, or by a name unique (within
+// project when given).
+func findGroupByRef(tx *gorm.DB, ref, project string) (*models.ServerGroup, error) {
+	if g, err := findGroup(tx, ref); err == nil || models.KindOf(err) != models.NotFound {
+		return g, err
+	}
+	q := tx.Where("name = ?", ref)
+	if project != "" {
+		q = q.Where("project_id = ?", project)
+	}
+	var gs []models.ServerGroup
+	if err := q.Limit(2).Find(&gs).Error; err != nil {
+		return nil, err
+	}
+	switch len(gs) {
+	case 0:
+		return nil, models.E(models.NotFound, "server_group", "no server group named %q", ref)
+	case 1:
+		normaliseGroup(&gs[0])
+		return &gs[0], nil
+	}
+	return nil, models.E(models.Invalid, "server_group", "more than one server group is named %q; give its UUID", ref)
+}
+
 // DraftConflicts lists, for a person, every object the draft touches that
 // changed since the draft first touched it. Empty means the draft still
 // applies to what it was made against.
@@ -467,6 +556,45 @@ func draftConflicts(tx *gorm.DB, d *Draft) ([]string, error) {
 				out = append(out, "aggregate "+id+" was deleted since the draft was made")
 			} else if agg.Generation != want {
 				out = append(out, "aggregate "+agg.Name+" was changed since the draft was made")
+			}
+		case strings.HasPrefix(key, draftFlavorPrefix):
+			f, err := findFlavor(tx, strings.TrimPrefix(key, draftFlavorPrefix), false)
+			switch {
+			case models.KindOf(err) == models.NotFound:
+				out = append(out, "flavor "+strings.TrimPrefix(key, draftFlavorPrefix)+" was deleted since the draft was made")
+			case err != nil:
+				return nil, err
+			case f.Generation != want:
+				out = append(out, "flavor "+f.Name+" was changed since the draft was made")
+			}
+		case strings.HasPrefix(key, draftGroupPrefix):
+			g, err := findGroup(tx, strings.TrimPrefix(key, draftGroupPrefix))
+			switch {
+			case models.KindOf(err) == models.NotFound:
+				out = append(out, "server group "+strings.TrimPrefix(key, draftGroupPrefix)+" was deleted since the draft was made")
+			case err != nil:
+				return nil, err
+			case g.Generation != want:
+				out = append(out, "server group "+g.Name+" was changed since the draft was made")
+			}
+		case strings.HasPrefix(key, draftNewGroup):
+			project, name, _ := strings.Cut(strings.TrimPrefix(key, draftNewGroup), "/")
+			var n int64
+			if err := tx.Model(&models.ServerGroup{}).Where("project_id = ? AND name = ?", project, name).Count(&n).Error; err != nil {
+				return nil, err
+			}
+			if n > 0 {
+				out = append(out, "a server group named "+name+" was created in project "+project+" since the draft was made")
+			}
+		case strings.HasPrefix(key, draftProvPrefix):
+			p, err := findProviderByUUID(tx, strings.TrimPrefix(key, draftProvPrefix), "provider")
+			switch {
+			case models.KindOf(err) == models.NotFound:
+				out = append(out, "provider "+strings.TrimPrefix(key, draftProvPrefix)+" was deleted since the draft was made")
+			case err != nil:
+				return nil, err
+			case p.Generation != want:
+				out = append(out, "provider "+p.Name+" was changed since the draft was made")
 			}
 		}
 	}
@@ -544,8 +672,55 @@ func (s *Store) ApplyDraft(ctx context.Context, a Actor, id string, version int6
 		if err := t.tx.Where("id = ?", d.ID).Delete(&Draft{}).Error; err != nil {
 			return err
 		}
-		return t.audit("apply", "draft", d.ID, d.Name, draftAudit(d), nil)
+		// The event keeps what undoes the draft, computed from the objects'
+		// values before and after: a revert is a new draft of those.
+		applied := draftAudit(d)
+		applied["revert_changes"] = scheduling.ChangesBetween(next, cur)
+		// Nothing is shown struck through: the draft's content is what the
+		// apply made live.
+		return t.audit("apply", "draft", d.ID, d.Name, nil, applied)
 	})
+}
+
+// RevertDraftApply starts a new draft that undoes the draft applied in
+// audit event eventID: its changes are the ones the apply recorded as its
+// undo (the before-values of every object it wrote). It is a draft like
+// any other, to preview and apply or discard. NotFound when there is no
+// such event; Invalid when the event is not a draft's apply.
+func (s *Store) RevertDraftApply(ctx context.Context, a Actor, eventID int64) (*Draft, error) {
+	const op = "store.RevertDraftApply"
+	var ev models.AuditEvent
+	res := s.rdb.WithContext(ctx).Where("id = ?", eventID).Limit(1).Find(&ev)
+	if res.Error != nil {
+		return nil, mapErr(op, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return nil, models.E(models.NotFound, "event", "audit event %d not found", eventID)
+	}
+	if ev.Action != "apply" || ev.ObjectType != "draft" {
+		return nil, models.E(models.Invalid, "event", "audit event %d is not the apply of a draft", eventID)
+	}
+	var after struct {
+		Revert *[]scheduling.Change `json:"revert_changes"`
+	}
+	if err := json.Unmarshal([]byte(ev.After), &after); err != nil || after.Revert == nil {
+		return nil, models.E(models.Invalid, "event", "audit event %d does not record how to undo the draft (applied before reverts were recorded)", eventID)
+	}
+	d, err := s.CreateDraft(ctx, a, truncate("Revert of "+ev.ObjectName, 255))
+	if err != nil {
+		return nil, err
+	}
+	return s.SetDraftChanges(ctx, a, d.ID, d.Version, *after.Revert)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // writeDraftWorld writes what differs between cur and next: deleted
@@ -591,6 +766,9 @@ func (t *txn) writeDraftWorld(cur, next *models.World, changes []scheduling.Chan
 			return err
 		}
 	}
+	if err := t.writeDraftedFlavorsGroupsProviders(cur, next, changes); err != nil {
+		return err
+	}
 	if !reflect.DeepEqual(cur.Settings, next.Settings) {
 		st := next.Settings
 		if err := ValidateSettings(&st); err != nil {
@@ -601,6 +779,96 @@ func (t *txn) writeDraftWorld(cur, next *models.World, changes []scheduling.Chan
 			return err
 		}
 		if err := t.saveSettings(gen, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeDraftedFlavorsGroupsProviders writes the flavors, server groups and
+// providers a draft changed, each through the checks of a direct edit:
+// deleted groups first, then changed ones, then new ones (so that a member
+// can move from one group to another).
+func (t *txn) writeDraftedFlavorsGroupsProviders(cur, next *models.World, changes []scheduling.Change) error {
+	curFlavors := map[string]*models.Flavor{}
+	for i := range cur.Flavors {
+		curFlavors[cur.Flavors[i].ID] = &cur.Flavors[i]
+	}
+	for i := range next.Flavors {
+		n := &next.Flavors[i]
+		c, ok := curFlavors[n.ID]
+		if !ok || maps.Equal(c.ExtraSpecs, n.ExtraSpecs) {
+			continue
+		}
+		if _, err := t.updateFlavor(c.ID, c.Generation, func(f *models.Flavor) error {
+			f.ExtraSpecs = maps.Clone(n.ExtraSpecs)
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	nextGroups := map[string]*models.ServerGroup{}
+	for i := range next.ServerGroups {
+		nextGroups[next.ServerGroups[i].UUID] = &next.ServerGroups[i]
+	}
+	curGroups := map[string]*models.ServerGroup{}
+	for i := range cur.ServerGroups {
+		c := &cur.ServerGroups[i]
+		curGroups[c.UUID] = c
+		if _, ok := nextGroups[c.UUID]; !ok {
+			if err := t.deleteServerGroup(c.UUID, c.Generation); err != nil {
+				return err
+			}
+		}
+	}
+	for i := range cur.ServerGroups {
+		c := &cur.ServerGroups[i]
+		n, ok := nextGroups[c.UUID]
+		if !ok || slices.Equal(c.Members, n.Members) {
+			continue
+		}
+		if _, err := t.updateServerGroup(c.UUID, c.Generation, func(g *models.ServerGroup) error {
+			g.Members = slices.Clone(n.Members)
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	for i := range next.ServerGroups {
+		n := next.ServerGroups[i]
+		if _, ok := curGroups[n.UUID]; ok {
+			continue
+		}
+		n.Rules, n.Members = maps.Clone(n.Rules), slices.Clone(n.Members)
+		if err := t.createServerGroup(&n); err != nil {
+			return err
+		}
+	}
+	// Providers: only those a change names can differ.
+	named := map[string]bool{}
+	for _, c := range changes {
+		switch c.Op {
+		case scheduling.OpAddTrait, scheduling.OpRemoveTrait, scheduling.OpSetInventory, scheduling.OpDeleteInventory:
+			named[c.Provider] = true
+		}
+	}
+	if len(named) == 0 {
+		return nil
+	}
+	for i := range next.Providers {
+		n := &next.Providers[i]
+		if !named[n.UUID] && !named[n.Name] {
+			continue
+		}
+		c := &cur.Providers[i] // ApplyChanges keeps the order
+		if slices.Equal(c.Traits, n.Traits) && maps.Equal(c.Inventories, n.Inventories) {
+			continue
+		}
+		if _, err := t.updateProvider(c.UUID, c.Generation, func(p *models.Provider) error {
+			p.Traits = slices.Clone(n.Traits)
+			p.Inventories = maps.Clone(n.Inventories)
+			return nil
+		}); err != nil {
 			return err
 		}
 	}

@@ -154,7 +154,20 @@ func (t *txn) unique(model any, field, value, except, format string) error {
 // UpdateFlavor lets fn change a flavor's name, sizes and extra specs.
 func (s *Store) UpdateFlavor(ctx context.Context, a Actor, id string, generation int64, fn func(*models.Flavor) error) (*models.Flavor, error) {
 	var out *models.Flavor
-	err := s.write(ctx, a, "store.UpdateFlavor", func(t *txn) error {
+	err := s.write(ctx, a, "store.UpdateFlavor", func(t *txn) (err error) {
+		out, err = t.updateFlavor(id, generation, fn)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// updateFlavor is UpdateFlavor inside a write (a draft applies several).
+func (t *txn) updateFlavor(id string, generation int64, fn func(*models.Flavor) error) (*models.Flavor, error) {
+	var out *models.Flavor
+	err := func() error {
 		cur, err := findFlavor(t.tx, id, false)
 		if err != nil {
 			return err
@@ -192,11 +205,8 @@ func (s *Store) UpdateFlavor(ctx context.Context, a Actor, id string, generation
 		}
 		out = &next
 		return t.audit("update", "flavor", cur.ID, next.Name, &before, &next)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	}()
+	return out, err
 }
 
 // DeleteFlavor removes a flavor.

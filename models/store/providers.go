@@ -321,9 +321,22 @@ func cloneProvider(p *models.Provider) *models.Provider {
 // inventories and usages in one transaction. Re-parenting moves the whole
 // subtree to the new root; a cycle is refused.
 func (s *Store) UpdateProvider(ctx context.Context, a Actor, provUUID string, generation int64, fn func(*models.Provider) error, opts ...WriteOption) (*models.Provider, error) {
+	var out *models.Provider
+	err := s.write(ctx, a, "store.UpdateProvider", func(t *txn) (err error) {
+		out, err = t.updateProvider(provUUID, generation, fn, opts...)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// updateProvider is UpdateProvider inside a write.
+func (t *txn) updateProvider(provUUID string, generation int64, fn func(*models.Provider) error, opts ...WriteOption) (*models.Provider, error) {
 	o := writeOpts(opts)
 	var out *models.Provider
-	err := s.write(ctx, a, "store.UpdateProvider", func(t *txn) error {
+	err := func() error {
 		cur, err := findProviderByUUID(t.tx, provUUID, "provider")
 		if err != nil {
 			return err
@@ -378,11 +391,8 @@ func (s *Store) UpdateProvider(ctx context.Context, a Actor, provUUID string, ge
 		}
 		out = next
 		return t.audit("update", "provider", cur.UUID, next.Name, before, next)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	}()
+	return out, err
 }
 
 func ptrStr(p *string) string {

@@ -200,7 +200,12 @@ func (s *Store) CreateServerGroup(ctx context.Context, a Actor, g *models.Server
 	if g == nil {
 		return models.E(models.Invalid, "server_group", "no server group given")
 	}
-	return s.write(ctx, a, "store.CreateServerGroup", func(t *txn) error {
+	return s.write(ctx, a, "store.CreateServerGroup", func(t *txn) error { return t.createServerGroup(g) })
+}
+
+// createServerGroup is CreateServerGroup inside a write.
+func (t *txn) createServerGroup(g *models.ServerGroup) error {
+	return func() error {
 		if g.UUID == "" {
 			g.UUID = uuid.NewString()
 		} else if _, err := uuid.Parse(g.UUID); err != nil {
@@ -245,14 +250,27 @@ func (s *Store) CreateServerGroup(ctx context.Context, a Actor, g *models.Server
 			return err
 		}
 		return t.audit("create", "server_group", g.UUID, g.Name, nil, g)
-	})
+	}()
 }
 
 // UpdateServerGroup lets fn change a group's name, policy, rules and members
 // (server uuids); growing the members checks server_group_members.
 func (s *Store) UpdateServerGroup(ctx context.Context, a Actor, id string, generation int64, fn func(*models.ServerGroup) error) (*models.ServerGroup, error) {
 	var out *models.ServerGroup
-	err := s.write(ctx, a, "store.UpdateServerGroup", func(t *txn) error {
+	err := s.write(ctx, a, "store.UpdateServerGroup", func(t *txn) (err error) {
+		out, err = t.updateServerGroup(id, generation, fn)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// updateServerGroup is UpdateServerGroup inside a write.
+func (t *txn) updateServerGroup(id string, generation int64, fn func(*models.ServerGroup) error) (*models.ServerGroup, error) {
+	var out *models.ServerGroup
+	err := func() error {
 		cur, err := findGroup(t.tx, id)
 		if err != nil {
 			return err
@@ -292,16 +310,18 @@ func (s *Store) UpdateServerGroup(ctx context.Context, a Actor, id string, gener
 		}
 		out = &next
 		return t.audit("update", "server_group", cur.UUID, next.Name, &before, &next)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	}()
+	return out, err
 }
 
 // DeleteServerGroup removes a group (its servers stay).
 func (s *Store) DeleteServerGroup(ctx context.Context, a Actor, id string, generation int64) error {
-	return s.write(ctx, a, "store.DeleteServerGroup", func(t *txn) error {
+	return s.write(ctx, a, "store.DeleteServerGroup", func(t *txn) error { return t.deleteServerGroup(id, generation) })
+}
+
+// deleteServerGroup is DeleteServerGroup inside a write.
+func (t *txn) deleteServerGroup(id string, generation int64) error {
+	return func() error {
 		cur, err := findGroup(t.tx, id)
 		if err != nil {
 			return err
@@ -317,7 +337,7 @@ func (s *Store) DeleteServerGroup(ctx context.Context, a Actor, id string, gener
 			return staleErr("server group", cur.Name)
 		}
 		return t.audit("delete", "server_group", cur.UUID, cur.Name, cur, nil)
-	})
+	}()
 }
 
 // GetQuota returns a project's limit for resource, or models.DefaultQuota.

@@ -42,6 +42,9 @@ type KVEditor struct {
 	ReadOnly    bool
 	SubmitLabel string
 	TestID      string
+	// ImpactForm and ImpactTarget, when set, show under the editor what
+	// saving would do (views.InlineImpact).
+	ImpactForm, ImpactTarget string
 }
 
 // ProblemsFor returns the problems about key.

@@ -1,0 +1,223 @@
+package scheduling
+
+import (
+	"maps"
+	"slices"
+
+	"corral/models"
+)
+
+// ChangesBetween returns the changes that turn world a into world b for
+// what drafts can change: aggregates, flavor extra specs, server groups,
+// provider traits and inventories, and the settings. Objects are named by
+// UUID (flavors by id) so that the list applies whatever they are called.
+// Reverting an applied draft is ChangesBetween(after, before).
+func ChangesBetween(a, b *models.World) []Change {
+	var out []Change
+	// Aggregates: deleted ones lose their members first, new ones are
+	// created with their zone and metadata and then get their members.
+	inB := map[string]*models.Aggregate{}
+	for i := range b.Aggregates {
+		inB[b.Aggregates[i].UUID] = &b.Aggregates[i]
+	}
+	inA := map[string]*models.Aggregate{}
+	for i := range a.Aggregates {
+		x := &a.Aggregates[i]
+		inA[x.UUID] = x
+		if _, ok := inB[x.UUID]; !ok {
+			for _, m := range x.Members {
+				out = append(out, Change{Op: OpRemoveMember, Aggregate: x.UUID, Provider: m})
+			}
+			out = append(out, Change{Op: OpDeleteAggregate, Aggregate: x.UUID})
+		}
+	}
+	for i := range b.Aggregates {
+		y := &b.Aggregates[i]
+		x, ok := inA[y.UUID]
+		if !ok {
+			var az *string
+			if y.AvailabilityZone != nil {
+				v := *y.AvailabilityZone
+				az = &v
+			}
+			out = append(out, Change{Op: OpCreateAggregate, Aggregate: y.Name, UUID: y.UUID, AvailabilityZone: az, Metadata: maps.Clone(y.Metadata)})
+			for _, m := range y.Members {
+				out = append(out, Change{Op: OpAddMember, Aggregate: y.UUID, Provider: m})
+			}
+			continue
+		}
+		if az := zoneOf(y); zoneOf(x) != az {
+			out = append(out, Change{Op: OpSetZone, Aggregate: y.UUID, AvailabilityZone: &az})
+		}
+		for _, k := range sortedKeys(x.Metadata) {
+			if _, ok := y.Metadata[k]; !ok {
+				out = append(out, Change{Op: OpUnsetMetadata, Aggregate: y.UUID, Key: k})
+			}
+		}
+		for _, k := range sortedKeys(y.Metadata) {
+			if v, ok := x.Metadata[k]; !ok || v != y.Metadata[k] {
+				out = append(out, Change{Op: OpSetMetadata, Aggregate: y.UUID, Key: k, Value: y.Metadata[k]})
+			}
+		}
+		for _, m := range x.Members {
+			if !slices.Contains(y.Members, m) {
+				out = append(out, Change{Op: OpRemoveMember, Aggregate: y.UUID, Provider: m})
+			}
+		}
+		for _, m := range y.Members {
+			if !slices.Contains(x.Members, m) {
+				out = append(out, Change{Op: OpAddMember, Aggregate: y.UUID, Provider: m})
+			}
+		}
+	}
+	// Flavor extra specs.
+	flavorsA := map[string]*models.Flavor{}
+	for i := range a.Flavors {
+		flavorsA[a.Flavors[i].ID] = &a.Flavors[i]
+	}
+	for i := range b.Flavors {
+		y := &b.Flavors[i]
+		x, ok := flavorsA[y.ID]
+		if !ok {
+			continue // drafts do not create flavors
+		}
+		for _, k := range sortedKeys(x.ExtraSpecs) {
+			if _, ok := y.ExtraSpecs[k]; !ok {
+				out = append(out, Change{Op: OpUnsetExtraSpec, Flavor: y.ID, Key: k})
+			}
+		}
+		for _, k := range sortedKeys(y.ExtraSpecs) {
+			if v, ok := x.ExtraSpecs[k]; !ok || v != y.ExtraSpecs[k] {
+				out = append(out, Change{Op: OpSetExtraSpec, Flavor: y.ID, Key: k, Value: y.ExtraSpecs[k]})
+			}
+		}
+	}
+	// Server groups: deleted ones first, then members leave, then join,
+	// then new groups (with their members): a server is in one group at a
+	// time, so one moving between groups must leave before it joins.
+	groupsB := map[string]*models.ServerGroup{}
+	for i := range b.ServerGroups {
+		groupsB[b.ServerGroups[i].UUID] = &b.ServerGroups[i]
+	}
+	groupsA := map[string]*models.ServerGroup{}
+	for i := range a.ServerGroups {
+		x := &a.ServerGroups[i]
+		groupsA[x.UUID] = x
+		if _, ok := groupsB[x.UUID]; !ok {
+			out = append(out, Change{Op: OpDeleteServerGroup, ServerGroup: x.UUID})
+		}
+	}
+	for i := range a.ServerGroups {
+		x := &a.ServerGroups[i]
+		if y, ok := groupsB[x.UUID]; ok {
+			for _, m := range x.Members {
+				if !slices.Contains(y.Members, m) {
+					out = append(out, Change{Op: OpRemoveGroupMember, ServerGroup: x.UUID, Server: m})
+				}
+			}
+		}
+	}
+	for i := range a.ServerGroups {
+		x := &a.ServerGroups[i]
+		if y, ok := groupsB[x.UUID]; ok {
+			for _, m := range y.Members {
+				if !slices.Contains(x.Members, m) {
+					out = append(out, Change{Op: OpAddGroupMember, ServerGroup: x.UUID, Server: m})
+				}
+			}
+		}
+	}
+	for i := range b.ServerGroups {
+		y := &b.ServerGroups[i]
+		if _, ok := groupsA[y.UUID]; !ok {
+			out = append(out, Change{Op: OpCreateServerGroup, ServerGroup: y.Name, UUID: y.UUID, Project: y.ProjectID, User: y.UserID,
+				Policy: y.Policy, Rules: maps.Clone(y.Rules), Members: slices.Clone(y.Members)})
+		}
+	}
+	// Provider traits and inventories (providers themselves are not
+	// drafted).
+	provsA := make(map[string]*models.Provider, len(a.Providers))
+	for i := range a.Providers {
+		provsA[a.Providers[i].UUID] = &a.Providers[i]
+	}
+	for i := range b.Providers {
+		y := &b.Providers[i]
+		x, ok := provsA[y.UUID]
+		if !ok || x == y {
+			continue
+		}
+		for _, t := range x.Traits {
+			if !slices.Contains(y.Traits, t) {
+				out = append(out, Change{Op: OpRemoveTrait, Provider: y.UUID, Trait: t})
+			}
+		}
+		for _, t := range y.Traits {
+			if !slices.Contains(x.Traits, t) {
+				out = append(out, Change{Op: OpAddTrait, Provider: y.UUID, Trait: t})
+			}
+		}
+		for _, rc := range sortedKeys(x.Inventories) {
+			if _, ok := y.Inventories[rc]; !ok {
+				out = append(out, Change{Op: OpDeleteInventory, Provider: y.UUID, ResourceClass: rc})
+			}
+		}
+		for _, rc := range sortedKeys(y.Inventories) {
+			if v, ok := x.Inventories[rc]; !ok || v != y.Inventories[rc] {
+				inv := y.Inventories[rc]
+				out = append(out, Change{Op: OpSetInventory, Provider: y.UUID, ResourceClass: rc, Inventory: &inv})
+			}
+		}
+	}
+	if o := settingsOverride(a.Settings, b.Settings); o != nil {
+		out = append(out, Change{Op: OpSetSettings, Settings: o})
+	}
+	return out
+}
+
+// settingsOverride is the override that turns settings a into b, nil when
+// they are equal.
+func settingsOverride(a, b models.Settings) *SettingsOverride {
+	var o SettingsOverride
+	changed := false
+	setB := func(dst **bool, x, y bool) {
+		if x != y {
+			v := y
+			*dst, changed = &v, true
+		}
+	}
+	setS := func(dst **string, x, y string) {
+		if x != y {
+			v := y
+			*dst, changed = &v, true
+		}
+	}
+	setF := func(dst **float64, x, y float64) {
+		if x != y {
+			v := y
+			*dst, changed = &v, true
+		}
+	}
+	setB(&o.LimitTenantsToPlacementAggregate, a.LimitTenantsToPlacementAggregate, b.LimitTenantsToPlacementAggregate)
+	setB(&o.PlacementAggregateRequiredForTenants, a.PlacementAggregateRequiredForTenants, b.PlacementAggregateRequiredForTenants)
+	setB(&o.EnableIsolatedAggregateFiltering, a.EnableIsolatedAggregateFiltering, b.EnableIsolatedAggregateFiltering)
+	setB(&o.QueryPlacementForAvailabilityZone, a.QueryPlacementForAvailabilityZone, b.QueryPlacementForAvailabilityZone)
+	setS(&o.RequiredMemberPrefix, a.RequiredMemberPrefix, b.RequiredMemberPrefix)
+	setS(&o.DefaultForbiddenMemberPrefix, a.DefaultForbiddenMemberPrefix, b.DefaultForbiddenMemberPrefix)
+	if !slices.Equal(a.EnabledFilters, b.EnabledFilters) {
+		v := slices.Clone(b.EnabledFilters)
+		o.EnabledFilters, changed = &v, true
+	}
+	setF(&o.SoftAffinityWeightMultiplier, a.SoftAffinityWeightMultiplier, b.SoftAffinityWeightMultiplier)
+	setF(&o.SoftAntiAffinityWeightMultiplier, a.SoftAntiAffinityWeightMultiplier, b.SoftAntiAffinityWeightMultiplier)
+	if !changed {
+		return nil
+	}
+	return &o
+}
+
+func zoneOf(a *models.Aggregate) string {
+	if a.AvailabilityZone == nil {
+		return ""
+	}
+	return *a.AvailabilityZone
+}

@@ -30,6 +30,22 @@ import (
 // Routes registered for any method (the Placement API dispatches by
 // method itself) have one row under "*".
 var authzMatrix = map[string]string{
+	"DELETE /api/drafts/:id":                                "FFFFT",
+	"DELETE /api/drafts/:id/changes/:n":                     "FFFFT",
+	"GET /api/drafts":                                       "ATTTT",
+	"GET /api/drafts/:id":                                   "ATTTT",
+	"GET /api/drafts/:id/stranded":                          "ATTTT",
+	"GET /drafts/:id/apply":                                 "AFFFT",
+	"GET /drafts/:id/discard":                               "AFFFT",
+	"GET /drafts/:id/stranded":                              "ATTTT",
+	"GET /favicon.ico":                                      "TTTTT",
+	"POST /api/drafts":                                      "FFFFT",
+	"POST /api/drafts/:id/apply":                            "FFFFT",
+	"POST /api/drafts/:id/changes":                          "FFFFT",
+	"POST /api/drafts/:id/preview":                          "FTTTT",
+	"POST /drafts/revert":                                   "FFFFT",
+	"POST /drafts/stage":                                    "FFFFT",
+	"POST /impact/inline":                                   "FTTTT",
 	"* /placement/resource_providers":                       "TTTTT",
 	"* /placement/resource_providers/:uuid":                 "AFFFT",
 	"* /placement/resource_providers/:uuid/aggregates":      "AFFFN",

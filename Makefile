@@ -11,7 +11,8 @@ FUZZ_TARGETS := \
 	./handlers/jsonschema:FuzzValidate \
 	./handlers/placementapi:FuzzParseListQuery \
 	./handlers/compute:FuzzParseServerGroupCreate \
-	./handlers/compute:FuzzParseQuotaSetUpdate
+	./handlers/compute:FuzzParseQuotaSetUpdate \
+	./models/cloud:FuzzParseNovaConf
 
 GO_SOURCES := $(shell find . -name '*.go' -not -path './bin/*')
 

@@ -18,6 +18,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/models"
+	"corral/models/cloud"
 	"corral/models/store"
 )
 
@@ -31,6 +32,9 @@ type Env struct {
 	// Sessions signs console users in and out; web.New sets it up from the
 	// store's session keys when it is nil.
 	Sessions *Sessions
+	// Cloud syncs the live state from a real cloud (connected mode); nil
+	// when corral runs standalone.
+	Cloud *cloud.Syncer
 
 	mu        sync.RWMutex
 	renderers []prefixRenderer

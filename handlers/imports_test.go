@@ -16,6 +16,7 @@ import (
 // templates at all, not even through another package.
 var pagePackages = []string{
 	"corral/handlers/account",
+	"corral/handlers/cloudpage",
 	"corral/handlers/console",
 	"corral/handlers/layout",
 	"corral/handlers/query",

@@ -65,6 +65,7 @@ var Nav = []NavItem{
 	{Key: "drafts", Label: "Drafts", Href: "/drafts", Group: "Changes"},
 	{Key: "settings", Label: "Settings", Href: "/settings"},
 	{Key: "world", Label: "World", Href: "/world", Role: models.RoleAdmin},
+	{Key: "cloud", Label: "Cloud", Href: "/cloud"},
 	{Key: "audit", Label: "Audit", Href: "/audit"},
 	{Key: "tokens", Label: "Tokens", Href: "/tokens", Group: "Access"},
 	{Key: "users", Label: "Users", Href: "/users", Role: models.RoleAdmin},

@@ -66,6 +66,9 @@ type QueryResult struct {
 	// draft has: on live data no host is in them.
 	DraftOnly []string
 	ShareURL  string
+	// Warnings: Nova and Placement disagree about aggregate membership
+	// (connected mode).
+	Warnings []string
 }
 
 // QueryTrace is a trace as the page shows it.

@@ -7,6 +7,7 @@ import (
 
 	"corral/handlers"
 	"corral/handlers/account"
+	"corral/handlers/cloudpage"
 	"corral/handlers/compute"
 	"corral/handlers/console"
 	"corral/handlers/placementapi"
@@ -71,6 +72,7 @@ func registerRoutes(e *echo.Echo, env *handlers.Env, loginLimit echo.MiddlewareF
 	query.Register(g.Console, g.API, env)
 	placementapi.Register(g.Placement, env)
 	world.Register(g.Console, g.API, env)
+	cloudpage.Register(g.Console, env)
 	return g
 }
 

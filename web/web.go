@@ -20,6 +20,7 @@ import (
 
 	"corral/handlers"
 	"corral/models"
+	"corral/models/cloud"
 	"corral/models/store"
 	"corral/views"
 )
@@ -49,6 +50,9 @@ type Config struct {
 	// zero.
 	LoginRate  float64
 	LoginBurst int
+	// Cloud connects the console to a real cloud (connected mode); nil
+	// keeps it standalone.
+	Cloud *cloud.Syncer
 }
 
 // NewApp builds the application on st, logging to log (the default logger
@@ -69,6 +73,9 @@ func New(env *handlers.Env, cfg Config) (*echo.Echo, error) {
 	}
 	if env.Now == nil {
 		env.Now = time.Now
+	}
+	if cfg.Cloud != nil {
+		env.Cloud = cfg.Cloud
 	}
 	if env.Sessions == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -8,6 +8,9 @@
 //	corral export --db D
 //	corral import --db D [--replace] [--no-blazar] FILE
 //	corral preview [FILE]
+//	corral sync --db D (--os-cloud NAME | --compute-url URL --placement-url URL --token T) [--dry-run]
+//	corral rollout --db D --draft ID (connection flags) [--dry-run]
+//	corral settings import --db D nova.conf
 //
 // --db defaults to $CORRAL_DATABASE_URL, then to corral.db (SQLite). A
 // postgres:// URL selects PostgreSQL.
@@ -48,12 +51,16 @@ const (
 
 const usage = `usage:
   corral serve --addr HOST:PORT --db PATH|URL [--demo] [--secure-cookies] [--memory-limit SIZE] [--log-level L] [--pprof-addr HOST:PORT]
+               [connection flags [--sync-every 5m]]
   corral user create --db D --name N --role admin|member|reader [--project P]  (password on stdin)
   corral user password --db D --name N  (password on stdin)
   corral token create --db D --user N [--name TOKEN-NAME]
   corral export --db D
   corral import --db D [--replace] [--no-blazar] FILE
-  corral preview [FILE]`
+  corral preview [FILE]
+  corral sync --db D (--os-cloud NAME | --compute-url URL --placement-url URL --token T) [--dry-run]
+  corral rollout --db D --draft ID (same connection flags) [--dry-run]
+  corral settings import --db D nova.conf`
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -71,7 +78,7 @@ func badUsage(format string, args ...any) error {
 // run is main without the process: it returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "corral: missing command (serve, user, token, export, import, preview); see corral help")
+		fmt.Fprintln(stderr, "corral: missing command (serve, user, token, export, import, preview, sync, rollout, settings); see corral help")
 		return 2
 	}
 	var err error
@@ -88,11 +95,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdImport(rest, stdout, stderr)
 	case "preview":
 		return runPreview(rest, stdin, stdout, stderr)
+	case "sync":
+		err = cmdSync(rest, stdout, stderr)
+	case "rollout":
+		err = cmdRollout(rest, stdout, stderr)
+	case "settings":
+		err = cmdSettings(rest, stdout)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintln(stdout, usage)
 		return 0
 	default:
-		err = badUsage("unknown command %q (want serve, user, token, export, import or preview)", verb)
+		err = badUsage("unknown command %q (want serve, user, token, export, import, preview, sync, rollout or settings)", verb)
 	}
 	if err == nil {
 		return 0
@@ -172,6 +185,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	demo := fs.Bool("demo", false, "load demo data into an empty database and create an admin user")
 	secure := fs.Bool("secure-cookies", false, "mark cookies Secure even over plain HTTP (behind a TLS proxy)")
 	proxies := fs.String("trusted-proxies", "", "CIDR ranges (comma-separated) of reverse proxies whose X-Forwarded-For names the client")
+	connected := serveCloudFlags(fs)
 	memLimit := fs.String("memory-limit", "auto", "soft memory limit of the Go heap, e.g. 768MiB or 2GiB; auto: GOMEMLIMIT if set, else a quarter of the machine's (or container's) memory, at most 768MiB; 0: none")
 	pprofAddr := fs.String("pprof-addr", "", "serve Go's profiles (net/http/pprof) on this separate HOST:PORT, e.g. 127.0.0.1:6060; off when empty")
 	logLevel := fs.String("log-level", "info", "debug (also every successful read), info (changes, refusals, start and stop), warn or error")
@@ -252,11 +266,17 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	e, err := web.NewApp(st, log, web.Config{SecureCookies: *secure, TrustedProxies: trusted})
+	syncer, err := connected.syncer(st, log)
 	if err != nil {
 		ln.Close()
 		return err
 	}
+	e, err := web.NewApp(st, log, web.Config{SecureCookies: *secure, Cloud: syncer, TrustedProxies: trusted})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	connected.start(ctx, syncer, log, stdout)
 	srv := &http.Server{
 		Handler:           e,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -370,6 +370,14 @@ func TestSettingsPage(t *testing.T) {
 		!slices.Equal(st.EnabledFilters, []string{models.FilterAggregateInstanceType, models.FilterAggregateMultiTenancy}) || g != 1 {
 		t.Errorf("stored %+v gen %d", st, g)
 	}
+	// The page shows the matching nova.conf lines, one per line.
+	lines := c.Get("/settings").Text(t, "settings-novaconf-lines")
+	for _, want := range []string{"\nlimit_tenants_to_placement_aggregate = true\n", "\nplacement_req_required_member_prefix = resv:\n",
+		"\nenabled_filters = " + models.FilterAggregateInstanceType + "," + models.FilterAggregateMultiTenancy + "\n"} {
+		if !strings.Contains(lines, want) {
+			t.Errorf("nova.conf lines lack %q:\n%s", want, lines)
+		}
+	}
 	// A stale save is refused.
 	r = c.Submit("/settings", "/settings", form(0))
 	if r.StatusCode != http.StatusConflict || !strings.Contains(r.Text(t, "form-error"), "changed by someone else") {

@@ -13,6 +13,7 @@ import (
 	"corral/handlers"
 	"corral/handlers/layout"
 	"corral/models"
+	"corral/models/cloud"
 	"corral/models/scheduling"
 	cv "corral/views/console"
 )
@@ -32,7 +33,8 @@ func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) 
 // others.
 func settingsForm(st models.Settings, gen int64, canEdit bool) cv.SettingsForm {
 	f := cv.SettingsForm{Generation: gen, S: st, SoftAff: formatFloat(st.SoftAffinityWeightMultiplier),
-		SoftAnti: formatFloat(st.SoftAntiAffinityWeightMultiplier), Errors: map[string]string{}, CanEdit: canEdit}
+		SoftAnti: formatFloat(st.SoftAntiAffinityWeightMultiplier), Errors: map[string]string{}, CanEdit: canEdit,
+		NovaConf: cloud.NovaConfLines(st)}
 	pos := 1
 	for _, name := range st.EnabledFilters {
 		f.Filters = append(f.Filters, cv.FilterSetting{Name: name, Help: filterHelp[name], Enabled: true, Order: strconv.Itoa(pos)})

@@ -45,6 +45,9 @@ type previewResponse struct {
 	Draft     *draftRef             `json:"draft,omitempty"`
 	Diff      *scheduling.TraceDiff `json:"diff,omitempty"`
 	DraftOnly []string              `json:"draft_only,omitempty"`
+	// Warnings: connected to a cloud whose Nova and Placement disagree
+	// about aggregate membership, member_of sees Placement's side only.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 type draftRef struct {
@@ -97,7 +100,7 @@ func (h *Handler) APIPreview(c echo.Context) error {
 			if rerr != nil {
 				return nil, rerr
 			}
-			return json.Marshal(tr)
+			return json.Marshal(previewResponse{Trace: tr, Warnings: h.cloudWarnings(ctx)})
 		})
 	} else {
 		var d *store.Draft
@@ -115,7 +118,7 @@ func (h *Handler) APIPreview(c echo.Context) error {
 			if perr != nil {
 				return nil, perr
 			}
-			return json.Marshal(previewResponse{Trace: p.Trace, Draft: &draftRef{ID: d.ID, Name: d.Name}, Diff: p.Diff, DraftOnly: p.DraftOnly})
+			return json.Marshal(previewResponse{Trace: p.Trace, Draft: &draftRef{ID: d.ID, Name: d.Name}, Diff: p.Diff, DraftOnly: p.DraftOnly, Warnings: h.cloudWarnings(ctx)})
 		})
 	}
 	if err != nil {

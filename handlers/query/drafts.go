@@ -382,6 +382,12 @@ func (h *Handler) ApplyDraft(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if h.env.Cloud != nil {
+		// Connected: the cloud is the truth, so a draft is applied by
+		// rolling it out; its plan page lists the calls first.
+		handlers.AddFlash(c, views.FlashWarning, "corral is connected to a cloud: review the calls, then roll the draft out.")
+		return handlers.SeeOther(c, "/cloud/drafts/"+d.ID)
+	}
 	version, _ := strconv.ParseInt(c.FormValue("version"), 10, 64)
 	if err := h.env.Store.ApplyDraft(ctx, handlers.Actor(c), id, version); err != nil {
 		if models.KindOf(err) == models.Internal {

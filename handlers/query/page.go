@@ -38,6 +38,7 @@ func (h *Handler) Page(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	res.Warnings = h.cloudWarnings(ctx)
 	opts := visibleOptions(c, live)
 	if opts.Drafts, err = h.draftOptions(ctx); err != nil {
 		return err
@@ -64,6 +65,7 @@ func (h *Handler) Preview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	res.Warnings = h.cloudWarnings(ctx)
 	if handlers.IsHTMX(c) {
 		c.Response().Header().Set("HX-Replace-Url", res.ShareURL)
 	}

@@ -28,8 +28,9 @@ import (
 // that migrated with AutoMigrate (see testdata/mkfixture).
 const releaseFixture = "testdata/corral-7989f67.db"
 
-// v2Tables are the tables later migrations add; the rest is version 0001.
-var v2Tables = []string{"consumers", "allocations"}
+// v2Tables are the tables later migrations add (0002 consumers and
+// allocations, 0003 the cloud sync tables); the rest is version 0001.
+var v2Tables = []string{"consumers", "allocations", "cloud_syncs", "cloud_state"}
 
 // forEachMigrationDB runs fn on SQLite and PostgreSQL; newDSN gives a fresh, empty
 // database each time it is called.
@@ -329,7 +330,7 @@ func TestMigrationFilesPairUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"0001", "0002"}; !slices.Equal(lite, want) || !slices.Equal(pg, want) {
+	if want := []string{"0001", "0002", "0003"}; !slices.Equal(lite, want) || !slices.Equal(pg, want) {
 		t.Fatalf("versions: sqlite %v, postgres %v, want %v", lite, pg, want)
 	}
 }
@@ -464,8 +465,8 @@ func TestMigrationUpgradesARelease7989f67Database(t *testing.T) {
 
 		s := openMigrated(t, dsn)
 		raw = rawMigrationDB(t, dsn)
-		if got := appliedVersions(t, raw); !slices.Equal(got, []string{"0001", "0002"}) {
-			t.Fatalf("applied versions %v, want [0001 0002]", got)
+		if got := appliedVersions(t, raw); !slices.Equal(got, []string{"0001", "0002", "0003"}) {
+			t.Fatalf("applied versions %v, want [0001 0002 0003]", got)
 		}
 		after := tableContents(t, raw)
 		for _, table := range releaseTables() {
@@ -484,7 +485,7 @@ func TestMigrationUpgradesARelease7989f67Database(t *testing.T) {
 		// Opening again applies nothing twice.
 		s.Close()
 		openMigrated(t, dsn).Close()
-		if got := appliedVersions(t, raw); !slices.Equal(got, []string{"0001", "0002"}) {
+		if got := appliedVersions(t, raw); !slices.Equal(got, []string{"0001", "0002", "0003"}) {
 			t.Fatalf("applied versions after reopening %v", got)
 		}
 	})
@@ -637,7 +638,7 @@ func TestMigrationRefusesANewerDatabase(t *testing.T) {
 	storetest.ForEachDSN(t, func(t *testing.T, dsn string) {
 		openMigrated(t, dsn).Close()
 		raw := rawMigrationDB(t, dsn)
-		if err := raw.Exec("INSERT INTO " + store.MigrationsTable + " (id) VALUES ('0003')").Error; err != nil {
+		if err := raw.Exec("INSERT INTO " + store.MigrationsTable + " (id) VALUES ('0004')").Error; err != nil {
 			t.Fatal(err)
 		}
 		before := schemaDump(t, raw, strings.HasPrefix(dsn, "postgres"))
@@ -646,7 +647,7 @@ func TestMigrationRefusesANewerDatabase(t *testing.T) {
 			s.Close()
 			t.Fatal("a database at a version this binary does not know was opened")
 		}
-		if !models.Is(models.Invalid, err) || !strings.Contains(err.Error(), "version 0003, newer than this corral knows (up to 0002)") {
+		if !models.Is(models.Invalid, err) || !strings.Contains(err.Error(), "version 0004, newer than this corral knows (up to 0003)") {
 			t.Errorf("error %q (kind %v), want an invalid-database error naming both versions", err, models.KindOf(err))
 		}
 		sameLines(t, "schema after the refused open", schemaDump(t, raw, strings.HasPrefix(dsn, "postgres")), before)
@@ -703,7 +704,7 @@ func TestMigrationConcurrentStart(t *testing.T) {
 			}
 		}
 		raw := rawMigrationDB(t, dsn)
-		if got := appliedVersions(t, raw); !slices.Equal(got, []string{"0001", "0002"}) {
+		if got := appliedVersions(t, raw); !slices.Equal(got, []string{"0001", "0002", "0003"}) {
 			t.Errorf("applied versions %v", got)
 		}
 		if got := queryLines(t, raw, "SELECT id, revision FROM corral_revision"); !slices.Equal(got, []string{"1|0"}) {

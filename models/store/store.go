@@ -76,6 +76,7 @@ type Store struct {
 	changes  changeLog
 	liveOnce sync.Once
 	live     *Live
+	syncMu   sync.Mutex // the cloud-sync lock on SQLite (see TrySyncLock)
 }
 
 // Tables the models package does not describe (corral_revision has no

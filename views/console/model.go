@@ -385,6 +385,8 @@ type SettingsForm struct {
 	Filters    []FilterSetting
 	Errors     map[string]string
 	CanEdit    bool
+	// NovaConf are the nova.conf lines matching the saved settings.
+	NovaConf []string
 }
 
 // FilterSetting is one host filter's row: on or off, and its position.

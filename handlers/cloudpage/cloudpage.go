@@ -1,0 +1,188 @@
+// Package cloudpage serves the Cloud page: the connection to the real
+// cloud, the last sync and what it changed, errors, and "Sync now".
+package cloudpage
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"corral/handlers"
+	"corral/handlers/layout"
+	"corral/models"
+	"corral/models/cloud"
+	"corral/models/store"
+	"corral/views/cloudview"
+)
+
+// Register mounts the page on the console group.
+func Register(console *echo.Group, env *handlers.Env) {
+	h := &page{env: env}
+	console.GET("/cloud", h.show)
+	console.POST("/cloud/sync", h.syncNow, handlers.RequireRole(models.RoleAdmin))
+	console.GET("/cloud/drafts/:id", h.plan)
+	console.POST("/cloud/drafts/:id/rollout", h.rollout, handlers.RequireRole(models.RoleAdmin))
+}
+
+func isAdmin(c echo.Context) bool {
+	u := handlers.CurrentUser(c)
+	return u != nil && u.Role == models.RoleAdmin
+}
+
+func planProps(d *store.Draft, p *cloud.Plan) cloudview.PlanProps {
+	pl := cloudview.PlanProps{DraftID: d.ID, DraftName: d.Name, NotRolledOut: p.NotRolledOut}
+	for _, s := range p.Steps {
+		pl.Calls = append(pl.Calls, cloudview.Call{Service: s.Service, Call: s.String(), Openstack: s.Openstack})
+	}
+	return pl
+}
+
+// plan is GET /cloud/drafts/:id: the calls a rollout of the draft makes.
+func (h *page) plan(c echo.Context) error {
+	if h.env.Cloud == nil {
+		return models.E(models.NotFound, "", "corral runs standalone: drafts are applied to its own database")
+	}
+	d, p, err := cloud.PlanDraft(c.Request().Context(), h.env.Store, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	pl := planProps(d, p)
+	pl.CanRollout = isAdmin(c) && len(p.Steps) > 0
+	return handlers.Render(c, http.StatusOK, cloudview.Plan(layout.Page(c, "Rollout", "cloud"), pl))
+}
+
+// rollout is POST /cloud/drafts/:id/rollout: the plan goes to the cloud;
+// the page then shows what was done.
+func (h *page) rollout(c echo.Context) error {
+	s := h.env.Cloud
+	if s == nil {
+		return models.E(models.NotFound, "", "corral runs standalone: drafts are applied to its own database")
+	}
+	ctx := c.Request().Context()
+	d, p, err := cloud.PlanDraft(ctx, h.env.Store, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	u := handlers.CurrentUser(c)
+	rep, err := s.Rollout(ctx, store.Actor{Name: u.Name, Via: "console", Role: u.Role, ProjectID: u.ProjectID}, d, p)
+	if errors.Is(err, cloud.ErrBusy) {
+		handlers.AddFlash(c, handlers.FlashWarning, "A sync is running; roll out again when it ends.")
+		return c.Redirect(http.StatusSeeOther, "/cloud/drafts/"+d.ID)
+	}
+	if rep == nil {
+		return err
+	}
+	pl := planProps(d, p)
+	pl.Calls, pl.Drift, pl.Mirrored, pl.UndoID = nil, rep.Drift, rep.Mirrored, rep.UndoID
+	for _, st := range rep.Done {
+		pl.Done = append(pl.Done, st.String())
+	}
+	for _, st := range rep.NotDone {
+		pl.NotDone = append(pl.NotDone, st.String())
+	}
+	if rep.Failed != nil {
+		pl.Failed, pl.Error = rep.Failed.String(), rep.Error
+	}
+	if len(rep.Drift) > 0 {
+		pl.Calls = planProps(d, p).Calls
+	}
+	status := http.StatusOK
+	if err != nil {
+		pl.Error, status = err.Error(), http.StatusBadGateway
+		if pl.Failed == "" {
+			pl.Failed = "the re-sync"
+		}
+	}
+	if len(rep.Drift) > 0 || rep.Failed != nil {
+		status = http.StatusConflict
+	}
+	return handlers.Render(c, status, cloudview.Plan(layout.Page(c, "Rollout", "cloud"), pl))
+}
+
+type page struct{ env *handlers.Env }
+
+func (h *page) show(c echo.Context) error {
+	p := layout.Page(c, "Cloud", "cloud")
+	props := cloudview.Props{}
+	if s := h.env.Cloud; s != nil {
+		ctx := c.Request().Context()
+		props.Connected, props.Connection, props.Running = true, s.Connection(), s.Running()
+		if s.Every > 0 {
+			props.Every = s.Every.String()
+		}
+		props.CanSync = isAdmin(c)
+		last, err := h.env.Store.LastSuccessfulSync(ctx)
+		if err != nil {
+			return err
+		}
+		if last != nil {
+			v := view(*last)
+			props.Last = &v
+		}
+		recent, err := h.env.Store.RecentSyncs(ctx, 10)
+		if err != nil {
+			return err
+		}
+		for _, r := range recent {
+			props.Recent = append(props.Recent, view(r))
+		}
+	}
+	return handlers.Render(c, http.StatusOK, cloudview.Page(p, props))
+}
+
+func view(r store.SyncRecord) cloudview.Sync {
+	v := cloudview.Sync{When: r.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC"), Duration: (time.Duration(r.DurationMS) * time.Millisecond).String(),
+		Actor: r.Actor, Requests: r.Requests, ProvidersRead: r.ProvidersRead, Reused: r.ProvidersReused, Error: r.Error, Revision: r.Revision}
+	var changes []cloud.Change
+	if json.Unmarshal([]byte(r.Changes), &changes) == nil {
+		for _, ch := range changes {
+			v.Changes = append(v.Changes, ch.String())
+		}
+	}
+	var dis []cloud.Disagreement
+	if json.Unmarshal([]byte(r.Disagreements), &dis) == nil {
+		for _, d := range dis {
+			v.Disagreements = append(v.Disagreements, d.Message)
+		}
+	}
+	_ = json.Unmarshal([]byte(r.Warnings), &v.Warnings)
+	return v
+}
+
+func (h *page) syncNow(c echo.Context) error {
+	s := h.env.Cloud
+	if s == nil {
+		return models.E(models.Invalid, "", "corral runs standalone: there is no cloud to sync")
+	}
+	u := handlers.CurrentUser(c)
+	actor := store.Actor{Name: u.Name, Via: "console", Role: u.Role, ProjectID: u.ProjectID}
+	res, err := s.SyncNow(c.Request().Context(), actor)
+	switch {
+	case errors.Is(err, cloud.ErrBusy):
+		handlers.AddFlash(c, handlers.FlashWarning, "A sync is already running; this page shows its outcome when it ends.")
+	case err != nil:
+		handlers.AddFlash(c, handlers.FlashError, "The sync failed and changed nothing: "+err.Error())
+	default:
+		handlers.AddFlash(c, handlers.FlashSuccess, syncSummary(res))
+	}
+	return c.Redirect(http.StatusSeeOther, "/cloud")
+}
+
+func syncSummary(r *cloud.SyncResult) string {
+	msg := "Synced: "
+	if len(r.Changes) == 0 {
+		msg += "no changes"
+	} else {
+		msg += itoa(len(r.Changes)) + " change(s)"
+	}
+	if len(r.Disagreements) > 0 {
+		msg += "; Nova and Placement disagree about " + itoa(len(r.Disagreements)) + " membership(s)"
+	}
+	return msg + "."
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

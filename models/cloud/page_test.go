@@ -1,0 +1,143 @@
+package cloud_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"corral/models/cloud"
+	"corral/models/cloud/cloudtest"
+	"corral/models/scheduling"
+	"corral/web/webtest"
+)
+
+type browser struct {
+	t    *testing.T
+	base string
+	c    *http.Client
+}
+
+func (b *browser) get(path string) *goquery.Document {
+	b.t.Helper()
+	resp, err := b.c.Get(b.base + path)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	doc, err := goquery.NewDocumentFromReader(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		b.t.Fatalf("GET %s: %d %v", path, resp.StatusCode, err)
+	}
+	return doc
+}
+
+func (b *browser) post(path, from string, form url.Values) *goquery.Document {
+	b.t.Helper()
+	tok, _ := b.get(from).Find(`input[name="_csrf"]`).First().Attr("value")
+	form.Set("_csrf", tok)
+	resp, err := b.c.PostForm(b.base+path, form)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	doc, err := goquery.NewDocumentFromReader(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		b.t.Fatalf("POST %s: %d %v", path, resp.StatusCode, err)
+	}
+	return doc
+}
+
+// TestCloudPage: a connected console shows the connection, syncs on
+// "Sync now", and shows what changed and where Nova and Placement disagree.
+func TestCloudPage(t *testing.T) {
+	c := cloudtest.Shared(t)
+	build(t, c, "page-")
+	app := webtest.Start(t)
+	app.Env.Cloud = &cloud.Syncer{Store: app.Store, Options: cloud.Options{ComputeURL: c.ComputeURL, PlacementURL: c.PlacementURL, Token: cloudtest.Token}}
+	jar, _ := cookiejar.New(nil)
+	b := &browser{t: t, base: app.URL, c: &http.Client{Jar: jar, Timeout: 2 * time.Minute}}
+	b.post("/login", "/login", url.Values{"name": {app.AdminName}, "password": {app.AdminPassword}})
+
+	doc := b.get("/cloud")
+	if got := doc.Find(`[data-testid="cloud-connection-name"]`).Text(); !strings.Contains(got, c.ComputeURL) || strings.Contains(doc.Text(), cloudtest.Token) {
+		t.Errorf("connection shown as %q (or the token leaked)", got)
+	}
+	if doc.Find(`[data-testid="cloud-never"]`).Length() != 1 {
+		t.Error("a console that never synced does not say so")
+	}
+	doc = b.post("/cloud/sync", "/cloud", url.Values{})
+	if doc.Find(`[data-testid="flash-success"]`).Length() != 1 {
+		t.Fatalf("sync now: %s", doc.Find(`[data-testid="flashes"]`).Text())
+	}
+	if !strings.Contains(doc.Find(`[data-testid="cloud-changes"]`).Text(), "+ aggregate page-aggA") {
+		t.Errorf("changes: %q", doc.Find(`[data-testid="cloud-changes"]`).Text())
+	}
+	dis := doc.Find(`[data-testid="cloud-disagreement"]`).Text()
+	if !strings.Contains(dis, "page-cn2") || !strings.Contains(dis, "member_of sees it") {
+		t.Errorf("disagreement warning: %q", dis)
+	}
+	// The live query page warns that member_of sees Placement's copy.
+	if w := b.get("/query").Find(`[data-testid="preview-cloud-warning"]`).Text(); !strings.Contains(w, "page-cn2") {
+		t.Errorf("query page warning: %q", w)
+	}
+
+	// A draft's plan page lists the calls with their openstack commands;
+	// rolling it out from the page changes the cloud. Applying a draft
+	// from the drafts page leads there: connected, nothing is applied to
+	// corral alone.
+	d := draft(t, app.Store, "page-plan", scheduling.Change{Op: scheduling.OpSetMetadata, Aggregate: "page-aggB", Key: "owner", Value: "ops"})
+	doc = b.post("/drafts/"+d.ID+"/apply", "/drafts/"+d.ID, url.Values{"version": {fmt.Sprint(d.Version)}})
+	if doc.Find(`[data-testid="plan-openstack"]`).Length() != 1 {
+		t.Errorf("applying a draft while connected did not lead to its rollout plan: %s", doc.Find("main").Text())
+	}
+	doc = b.get("/cloud/drafts/" + d.ID)
+	if got := doc.Find(`[data-testid="plan-openstack"]`).Text(); got != "openstack aggregate set --property owner=ops page-aggB" {
+		t.Errorf("plan: %q", got)
+	}
+	if got := doc.Find(`[data-testid="plan-call"]`).Text(); !strings.Contains(got, `/action {"set_metadata":{"metadata":{"owner":"ops"}}}`) {
+		t.Errorf("plan call: %q", got)
+	}
+	doc = b.post("/cloud/drafts/"+d.ID+"/rollout", "/cloud/drafts/"+d.ID, url.Values{})
+	if doc.Find(`[data-testid="rollout-done"] li`).Length() != 1 {
+		t.Errorf("rollout page: %s", doc.Find("main").Text())
+	}
+	var agg struct {
+		Aggregate struct {
+			Metadata map[string]string `json:"metadata"`
+		} `json:"aggregate"`
+	}
+	must(t, c.Call("compute", "GET", fmt.Sprintf("os-aggregates/%d", aggBID(t, c, "page-aggB")), nil, &agg, 200))
+	if agg.Aggregate.Metadata["owner"] != "ops" {
+		t.Errorf("after the rollout nova says %v", agg.Aggregate.Metadata)
+	}
+
+	// The standalone console says it is standalone.
+	app.Env.Cloud = nil
+	if b.get("/cloud").Find(`[data-testid="cloud-standalone"]`).Length() != 1 {
+		t.Error("standalone console does not say so")
+	}
+}
+
+func aggBID(t *testing.T, c *cloudtest.Cloud, name string) int {
+	t.Helper()
+	var out struct {
+		Aggregates []struct {
+			ID   int    `json:"id"`
+			Name string `json:"name"`
+		} `json:"aggregates"`
+	}
+	must(t, c.Call("compute", "GET", "os-aggregates", nil, &out, 200))
+	for _, a := range out.Aggregates {
+		if a.Name == name {
+			return a.ID
+		}
+	}
+	t.Fatalf("no aggregate %s", name)
+	return 0
+}

@@ -1,0 +1,557 @@
+package cloud
+
+import (
+	"context"
+	"net/url"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Snapshot is what one sync read from the cloud, in the services' own terms.
+type Snapshot struct {
+	Aggregates   []NovaAggregate           `json:"aggregates"`
+	Flavors      []NovaFlavor              `json:"flavors"`
+	ServerGroups []NovaServerGroup         `json:"server_groups"`
+	Servers      []NovaServer              `json:"servers"`
+	ComputeHosts []string                  `json:"compute_hosts"` // nova-compute services
+	Hypervisors  []NovaHypervisor          `json:"hypervisors"`
+	Quotas       map[string]map[string]int `json:"quotas"` // project → server_groups, server_group_members
+	Placement    PlacementState            `json:"placement"`
+	ReadStats    ReadStats                 `json:"-"`
+}
+
+// NovaAggregate is one os-aggregates entry.
+type NovaAggregate struct {
+	ID               int64             `json:"id"`
+	UUID             string            `json:"uuid"`
+	Name             string            `json:"name"`
+	AvailabilityZone *string           `json:"availability_zone"`
+	Metadata         map[string]string `json:"metadata"`
+	Hosts            []string          `json:"hosts"`
+}
+
+// NovaFlavor is one flavors/detail entry with its access list.
+type NovaFlavor struct {
+	ID         string            `json:"id"`
+	Name       string            `json:"name"`
+	VCPUs      int               `json:"vcpus"`
+	RAM        int               `json:"ram"`
+	Disk       int               `json:"disk"`
+	IsPublic   bool              `json:"os-flavor-access:is_public"`
+	ExtraSpecs map[string]string `json:"extra_specs"`
+	Projects   []string          `json:"projects,omitempty"` // private flavors only
+}
+
+// NovaServerGroup is one os-server-groups entry (2.64 shape).
+type NovaServerGroup struct {
+	ID        string         `json:"id"`
+	Name      string         `json:"name"`
+	ProjectID string         `json:"project_id"`
+	UserID    string         `json:"user_id"`
+	Policy    string         `json:"policy"`
+	Rules     map[string]int `json:"rules"`
+	Members   []string       `json:"members"`
+}
+
+// NovaServer is the part of servers/detail corral keeps.
+type NovaServer struct {
+	ID                 string `json:"id"`
+	Name               string `json:"name"`
+	ProjectID          string `json:"tenant_id"`
+	UserID             string `json:"user_id"`
+	Host               string `json:"OS-EXT-SRV-ATTR:host"`
+	HypervisorHostname string `json:"OS-EXT-SRV-ATTR:hypervisor_hostname"`
+	Flavor             string `json:"flavor_name"`
+}
+
+// NovaHypervisor ties a compute node (whose uuid is its root provider's)
+// to the service host Nova's aggregates name.
+type NovaHypervisor struct {
+	ID          string `json:"id"`
+	Name        string `json:"hypervisor_hostname"`
+	ServiceHost string `json:"service_host"`
+}
+
+// PlacementState is Placement's side, kept between syncs so the next one
+// re-reads only providers whose generation moved.
+type PlacementState struct {
+	Providers       map[string]*PlacementProvider `json:"providers"`
+	ResourceClasses []string                      `json:"resource_classes"`
+}
+
+// PlacementProvider is one provider with everything Placement says of it.
+type PlacementProvider struct {
+	UUID        string                      `json:"uuid"`
+	Name        string                      `json:"name"`
+	Generation  int64                       `json:"generation"`
+	ParentUUID  *string                     `json:"parent_provider_uuid"`
+	RootUUID    string                      `json:"root_provider_uuid"`
+	Inventories map[string]Inventory        `json:"inventories"`
+	Usages      map[string]int64            `json:"usages"`
+	Traits      []string                    `json:"traits"`
+	Aggregates  []string                    `json:"aggregates"`
+	Allocations map[string]map[string]int64 `json:"allocations"` // consumer → class → used
+}
+
+// Inventory is Placement's inventory record.
+type Inventory struct {
+	Total           int64   `json:"total"`
+	Reserved        int64   `json:"reserved"`
+	MinUnit         int64   `json:"min_unit"`
+	MaxUnit         int64   `json:"max_unit"`
+	StepSize        int64   `json:"step_size"`
+	AllocationRatio float64 `json:"allocation_ratio"`
+}
+
+// ReadStats says how much a read cost.
+type ReadStats struct {
+	Requests         int64
+	ProvidersRead    int // providers whose details were (re-)read
+	ProvidersReused  int // unchanged generation: kept from the last sync
+	Duration         time.Duration
+	ComputeVersion   string
+	PlacementVersion string
+}
+
+// ReadOptions tune a read.
+type ReadOptions struct {
+	Parallel int                   // concurrent requests; default 8
+	Previous *PlacementState       // the last sync's Placement state, for an incremental read
+	Progress func(done, total int) // called as provider details arrive
+}
+
+// Read reads the whole cloud. Any error leaves nothing half-read: the
+// caller gets the error and no snapshot.
+func (c *Client) Read(ctx context.Context, o ReadOptions) (*Snapshot, error) {
+	start := time.Now()
+	before := c.Requests()
+	if o.Parallel <= 0 {
+		o.Parallel = 8
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s := &Snapshot{Quotas: map[string]map[string]int{}}
+	// Nova and Placement are read side by side; each part is a few
+	// requests except the per-provider details, which are bounded below.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+			cancel()
+		}
+		mu.Unlock()
+	}
+	run := func(f func() error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(); err != nil {
+				fail(err)
+			}
+		}()
+	}
+	run(func() error { return c.readNova(ctx, s, o.Parallel) })
+	run(func() error { return c.readPlacement(ctx, s, o) })
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	s.ReadStats.Requests = c.Requests() - before
+	s.ReadStats.Duration = time.Since(start)
+	s.ReadStats.ComputeVersion = c.Compute.Microversion
+	s.ReadStats.PlacementVersion = c.Placement.Microversion
+	return s, nil
+}
+
+func (c *Client) readNova(ctx context.Context, s *Snapshot, parallel int) error {
+	var aggs struct {
+		Aggregates []NovaAggregate `json:"aggregates"`
+	}
+	if err := c.get(ctx, c.Compute, "os-aggregates", &aggs); err != nil {
+		return err
+	}
+	s.Aggregates = aggs.Aggregates
+	// Flavors: is_public=None lists private flavors too (admin).
+	if err := pages(ctx, func(marker string) (string, int, error) {
+		q := url.Values{"is_public": {"None"}, "limit": {"1000"}}
+		if marker != "" {
+			q.Set("marker", marker)
+		}
+		var page struct {
+			Flavors []NovaFlavor `json:"flavors"`
+		}
+		if err := c.get(ctx, c.Compute, "flavors/detail?"+q.Encode(), &page); err != nil {
+			return "", 0, err
+		}
+		s.Flavors = append(s.Flavors, page.Flavors...)
+		if len(page.Flavors) == 0 {
+			return "", 0, nil
+		}
+		return page.Flavors[len(page.Flavors)-1].ID, len(page.Flavors), nil
+	}); err != nil {
+		return err
+	}
+	var private []int
+	for i := range s.Flavors {
+		if !s.Flavors[i].IsPublic {
+			private = append(private, i)
+		}
+	}
+	if err := forEach(ctx, parallel, len(private), func(k int) error {
+		f := &s.Flavors[private[k]]
+		var acc struct {
+			FlavorAccess []struct {
+				TenantID string `json:"tenant_id"`
+			} `json:"flavor_access"`
+		}
+		if err := c.get(ctx, c.Compute, "flavors/"+url.PathEscape(f.ID)+"/os-flavor-access", &acc); err != nil {
+			return err
+		}
+		for _, a := range acc.FlavorAccess {
+			f.Projects = append(f.Projects, a.TenantID)
+		}
+		slices.Sort(f.Projects)
+		return nil
+	}); err != nil {
+		return err
+	}
+	// Server groups page by offset.
+	for offset := 0; ; {
+		var page struct {
+			ServerGroups []NovaServerGroup `json:"server_groups"`
+		}
+		q := url.Values{"all_projects": {"True"}, "limit": {"1000"}, "offset": {strconv.Itoa(offset)}}
+		if err := c.get(ctx, c.Compute, "os-server-groups?"+q.Encode(), &page); err != nil {
+			return err
+		}
+		s.ServerGroups = append(s.ServerGroups, page.ServerGroups...)
+		offset += len(page.ServerGroups)
+		if len(page.ServerGroups) < 1000 {
+			break
+		}
+	}
+	if err := pages(ctx, func(marker string) (string, int, error) {
+		q := url.Values{"all_tenants": {"1"}, "limit": {"1000"}}
+		if marker != "" {
+			q.Set("marker", marker)
+		}
+		var page struct {
+			Servers []struct {
+				NovaServer
+				Flavor struct {
+					OriginalName string `json:"original_name"`
+				} `json:"flavor"`
+			} `json:"servers"`
+		}
+		if err := c.get(ctx, c.Compute, "servers/detail?"+q.Encode(), &page); err != nil {
+			return "", 0, err
+		}
+		for _, sv := range page.Servers {
+			ns := sv.NovaServer
+			ns.Flavor = sv.Flavor.OriginalName
+			s.Servers = append(s.Servers, ns)
+		}
+		if len(page.Servers) == 0 {
+			return "", 0, nil
+		}
+		return page.Servers[len(page.Servers)-1].ID, len(page.Servers), nil
+	}); err != nil {
+		return err
+	}
+	var svcs struct {
+		Services []struct {
+			Host string `json:"host"`
+		} `json:"services"`
+	}
+	if err := c.get(ctx, c.Compute, "os-services?binary=nova-compute", &svcs); err != nil {
+		return err
+	}
+	for _, sv := range svcs.Services {
+		s.ComputeHosts = append(s.ComputeHosts, sv.Host)
+	}
+	slices.Sort(s.ComputeHosts)
+	s.ComputeHosts = slices.Compact(s.ComputeHosts)
+	if err := pages(ctx, func(marker string) (string, int, error) {
+		q := url.Values{"limit": {"1000"}}
+		if marker != "" {
+			q.Set("marker", marker)
+		}
+		var page struct {
+			Hypervisors []struct {
+				ID      string `json:"id"`
+				Name    string `json:"hypervisor_hostname"`
+				Service struct {
+					Host string `json:"host"`
+				} `json:"service"`
+			} `json:"hypervisors"`
+		}
+		// 2.53 gives uuids and service hosts; from 2.88 on the details
+		// ask each compute host for its uptime over RPC, which corral
+		// does not need and which waits on hosts that are down.
+		if err := c.getAt(ctx, c.Compute, "2.53", "os-hypervisors/detail?"+q.Encode(), &page); err != nil {
+			return "", 0, err
+		}
+		for _, h := range page.Hypervisors {
+			s.Hypervisors = append(s.Hypervisors, NovaHypervisor{ID: h.ID, Name: h.Name, ServiceHost: h.Service.Host})
+		}
+		if len(page.Hypervisors) == 0 {
+			return "", 0, nil
+		}
+		return page.Hypervisors[len(page.Hypervisors)-1].ID, len(page.Hypervisors), nil
+	}); err != nil {
+		return err
+	}
+	// Server-group quotas of every project that has servers or groups.
+	projects := map[string]bool{}
+	for _, g := range s.ServerGroups {
+		projects[g.ProjectID] = true
+	}
+	for _, sv := range s.Servers {
+		projects[sv.ProjectID] = true
+	}
+	delete(projects, "")
+	plist := sortedKeys(projects)
+	quotas := make([]map[string]int, len(plist))
+	if err := forEach(ctx, parallel, len(plist), func(i int) error {
+		var q struct {
+			QuotaSet struct {
+				ServerGroups       int `json:"server_groups"`
+				ServerGroupMembers int `json:"server_group_members"`
+			} `json:"quota_set"`
+		}
+		if err := c.get(ctx, c.Compute, "os-quota-sets/"+url.PathEscape(plist[i]), &q); err != nil {
+			return err
+		}
+		quotas[i] = map[string]int{"server_groups": q.QuotaSet.ServerGroups, "server_group_members": q.QuotaSet.ServerGroupMembers}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for i, p := range plist {
+		s.Quotas[p] = quotas[i]
+	}
+	return nil
+}
+
+// pages calls next with the last marker until a page comes back short.
+func pages(ctx context.Context, next func(marker string) (string, int, error)) error {
+	marker := ""
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		m, n, err := next(marker)
+		if err != nil {
+			return err
+		}
+		if n < 1000 || m == "" {
+			return nil
+		}
+		marker = m
+	}
+}
+
+// forEach runs f(0..n-1) with at most parallel at once; the first error
+// stops the rest.
+func forEach(ctx context.Context, parallel, n int, f func(i int) error) error {
+	if n == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for w := 0; w < min(parallel, n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				if ctx.Err() != nil {
+					continue
+				}
+				if err := f(i); err != nil {
+					once.Do(func() { first = err; cancel() })
+				}
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		if ctx.Err() != nil {
+			break
+		}
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return ctx.Err()
+}
+
+func (c *Client) readPlacement(ctx context.Context, s *Snapshot, o ReadOptions) error {
+	var list struct {
+		ResourceProviders []PlacementProvider `json:"resource_providers"`
+	}
+	if err := c.get(ctx, c.Placement, "resource_providers", &list); err != nil {
+		return err
+	}
+	var rcs struct {
+		ResourceClasses []struct {
+			Name string `json:"name"`
+		} `json:"resource_classes"`
+	}
+	if err := c.get(ctx, c.Placement, "resource_classes", &rcs); err != nil {
+		return err
+	}
+	for _, rc := range rcs.ResourceClasses {
+		s.Placement.ResourceClasses = append(s.Placement.ResourceClasses, rc.Name)
+	}
+	slices.Sort(s.Placement.ResourceClasses)
+	s.Placement.Providers = make(map[string]*PlacementProvider, len(list.ResourceProviders))
+	var todo []*PlacementProvider
+	for i := range list.ResourceProviders {
+		p := &list.ResourceProviders[i]
+		if o.Previous != nil {
+			if old, ok := o.Previous.Providers[p.UUID]; ok && old.Generation == p.Generation {
+				kept := *old
+				kept.Name, kept.ParentUUID, kept.RootUUID = p.Name, p.ParentUUID, p.RootUUID
+				s.Placement.Providers[p.UUID] = &kept
+				s.ReadStats.ProvidersReused++
+				continue
+			}
+		}
+		s.Placement.Providers[p.UUID] = p
+		todo = append(todo, p)
+	}
+	s.ReadStats.ProvidersRead = len(todo)
+	// Many providers to read: their traits come trait by trait (a cloud has
+	// tens of traits in use, and thousands of providers), one request per
+	// provider fewer.
+	bulkTraits := len(todo) >= bulkTraitsFrom
+	if bulkTraits {
+		if err := c.readTraitsInBulk(ctx, todo, o.Parallel); err != nil {
+			return err
+		}
+	}
+	var done int
+	var mu sync.Mutex
+	return forEach(ctx, o.Parallel, len(todo), func(i int) error {
+		p := todo[i]
+		if err := c.readProvider(ctx, p, !bulkTraits); err != nil {
+			return err
+		}
+		if o.Progress != nil {
+			mu.Lock()
+			done++
+			o.Progress(done, len(todo))
+			mu.Unlock()
+		}
+		return nil
+	})
+}
+
+// readProvider reads a provider's inventories, traits, aggregates and
+// allocations (its usages are the sum of the allocations). Placement moves
+// a provider's generation on each of these, so the next sync can tell.
+func (c *Client) readProvider(ctx context.Context, p *PlacementProvider, traits bool) error {
+	base := "resource_providers/" + p.UUID + "/"
+	var inv struct {
+		Generation  int64                `json:"resource_provider_generation"`
+		Inventories map[string]Inventory `json:"inventories"`
+	}
+	if err := c.get(ctx, c.Placement, base+"inventories", &inv); err != nil {
+		return err
+	}
+	if traits {
+		var tr struct {
+			Traits []string `json:"traits"`
+		}
+		if err := c.get(ctx, c.Placement, base+"traits", &tr); err != nil {
+			return err
+		}
+		p.Traits = tr.Traits
+		slices.Sort(p.Traits)
+	}
+	var ag struct {
+		Aggregates []string `json:"aggregates"`
+	}
+	if err := c.get(ctx, c.Placement, base+"aggregates", &ag); err != nil {
+		return err
+	}
+	var al struct {
+		Allocations map[string]struct {
+			Resources map[string]int64 `json:"resources"`
+		} `json:"allocations"`
+	}
+	if err := c.get(ctx, c.Placement, base+"allocations", &al); err != nil {
+		return err
+	}
+	p.Inventories = inv.Inventories
+	p.Aggregates = ag.Aggregates
+	slices.Sort(p.Aggregates)
+	p.Allocations = map[string]map[string]int64{}
+	p.Usages = map[string]int64{}
+	for consumer, a := range al.Allocations {
+		p.Allocations[consumer] = a.Resources
+		for rc, n := range a.Resources {
+			p.Usages[rc] += n
+		}
+	}
+	// The generation stays the one listed: if the provider moved while it
+	// was read, the next sync sees a different one and reads it again.
+	return nil
+}
+
+// bulkTraitsFrom is how many providers to read make reading traits trait
+// by trait worth it.
+var bulkTraitsFrom = 100
+
+// readTraitsInBulk fills the providers' traits from the traits in use and,
+// for each, the providers that have it (GET /resource_providers?required=T).
+// A provider whose generation moves meanwhile is read again by the next
+// sync, like any other.
+func (c *Client) readTraitsInBulk(ctx context.Context, todo []*PlacementProvider, parallel int) error {
+	var tl struct {
+		Traits []string `json:"traits"`
+	}
+	if err := c.get(ctx, c.Placement, "traits?associated=true", &tl); err != nil {
+		return err
+	}
+	byUUID := make(map[string]*PlacementProvider, len(todo))
+	for _, p := range todo {
+		p.Traits = []string{}
+		byUUID[p.UUID] = p
+	}
+	var mu sync.Mutex
+	err := forEach(ctx, parallel, len(tl.Traits), func(i int) error {
+		var list struct {
+			ResourceProviders []struct {
+				UUID string `json:"uuid"`
+			} `json:"resource_providers"`
+		}
+		q := url.Values{"required": {tl.Traits[i]}}
+		if err := c.get(ctx, c.Placement, "resource_providers?"+q.Encode(), &list); err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, rp := range list.ResourceProviders {
+			if p := byUUID[rp.UUID]; p != nil {
+				p.Traits = append(p.Traits, tl.Traits[i])
+			}
+		}
+		return nil
+	})
+	for _, p := range todo {
+		slices.Sort(p.Traits)
+	}
+	return err
+}

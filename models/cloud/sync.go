@@ -1,0 +1,115 @@
+package cloud
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"corral/models"
+	"corral/models/store"
+)
+
+// SyncOptions tune one sync.
+type SyncOptions struct {
+	DryRun     bool
+	Parallel   int
+	Connection string // described without secrets, for the record
+	// Progress is told how many provider details have been read.
+	Progress func(done, total int)
+}
+
+// SyncResult is what a sync found, and what it stored.
+type SyncResult struct {
+	Changes       []Change
+	Disagreements []Disagreement
+	Warnings      []string
+	Stats         ReadStats
+	Counts        map[string]int
+	Record        store.SyncRecord // ID and Revision set when stored
+	Stored        bool
+}
+
+// Sync reads the cloud and (unless DryRun) stores it as corral's live state
+// in one transaction. A read that fails stores nothing: the error is
+// recorded for the Cloud page and returned.
+func Sync(ctx context.Context, st *store.Store, c *Client, actor store.Actor, o SyncOptions) (*SyncResult, error) {
+	started := time.Now().UTC()
+	rec := store.SyncRecord{StartedAt: started, Connection: o.Connection, Actor: actor.Name}
+	fail := func(err error) (*SyncResult, error) {
+		if !o.DryRun {
+			rec.FinishedAt = time.Now().UTC()
+			rec.DurationMS = rec.FinishedAt.Sub(started).Milliseconds()
+			rec.Requests = c.Requests()
+			rec.Error = err.Error()
+			_ = st.RecordSyncFailure(context.WithoutCancel(ctx), rec)
+		}
+		return nil, err
+	}
+	var prev *PlacementState
+	if k, err := LoadKept(ctx, st); err != nil {
+		return fail(err)
+	} else if k != nil && k.Placement.Providers != nil {
+		prev = &k.Placement
+	}
+	cur, err := st.ExportWorld(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	before := c.Requests()
+	snap, err := c.Read(ctx, ReadOptions{Parallel: o.Parallel, Previous: prev, Progress: o.Progress})
+	if err != nil {
+		return fail(err)
+	}
+	m := Map(snap)
+	res := &SyncResult{
+		Changes: Diff(cur, m.World), Disagreements: m.Disagreements, Warnings: m.Warnings, Stats: snap.ReadStats,
+		Counts: map[string]int{"providers": len(m.World.Providers), "aggregates": len(m.World.Aggregates),
+			"flavors": len(m.World.Flavors), "servers": len(m.World.Servers), "server_groups": len(m.World.ServerGroups)},
+	}
+	if o.DryRun {
+		return res, nil
+	}
+	placement, err := json.Marshal(Kept{Placement: snap.Placement, Aggregates: snap.Aggregates, Flavors: snap.Flavors,
+		Hypervisors: snap.Hypervisors, ComputeHosts: snap.ComputeHosts})
+	if err != nil {
+		return fail(err)
+	}
+	changes, _ := json.Marshal(res.Changes)
+	dis, _ := json.Marshal(res.Disagreements)
+	warn, _ := json.Marshal(res.Warnings)
+	rec.Requests = c.Requests() - before
+	rec.ProvidersRead, rec.ProvidersReused = snap.ReadStats.ProvidersRead, snap.ReadStats.ProvidersReused
+	rec.Changes, rec.ChangeCount, rec.Disagreements, rec.Warnings = string(changes), len(res.Changes), string(dis), string(warn)
+	rec.FinishedAt = time.Now().UTC()
+	rec.DurationMS = rec.FinishedAt.Sub(started).Milliseconds()
+	ls := &store.LiveState{World: m.World, Quotas: m.Quotas, Consumers: m.Consumers, Placement: string(placement), Record: rec}
+	if err := st.ReplaceLiveState(ctx, actor, ls); err != nil {
+		return fail(models.Wrap("cloud.Sync", err))
+	}
+	res.Record, res.Stored = ls.Record, true
+	return res, nil
+}
+
+// Kept is what a sync keeps of the cloud's own view between syncs: the
+// Placement state (for the incremental read) and Nova's aggregates and
+// hosts (what a rollout checks the cloud against before changing it).
+type Kept struct {
+	Placement    PlacementState   `json:"placement"`
+	Aggregates   []NovaAggregate  `json:"aggregates"`
+	Flavors      []NovaFlavor     `json:"flavors"`
+	Hypervisors  []NovaHypervisor `json:"hypervisors"`
+	ComputeHosts []string         `json:"compute_hosts"`
+}
+
+// LoadKept reads what the last sync kept; nil when there was none.
+func LoadKept(ctx context.Context, st *store.Store) (*Kept, error) {
+	raw, err := st.CloudPlacementState(ctx)
+	if err != nil || raw == "" {
+		return nil, err
+	}
+	var k Kept
+	if json.Unmarshal([]byte(raw), &k) != nil {
+		return nil, nil // an older shape: the next sync reads everything
+	}
+	return &k, nil
+}

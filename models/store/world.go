@@ -164,6 +164,9 @@ func (t *txn) importWorld(cur, in *models.World, replace bool) error {
 	if err := validateWorld(merged); err != nil {
 		return err
 	}
+	if err := checkWorldZones(merged); err != nil {
+		return err
+	}
 	if err := t.rewriteWorld(cur, in, merged); err != nil {
 		return err
 	}
@@ -474,6 +477,36 @@ func keepUnmentioned(cur, m *models.World) {
 	}
 }
 
+// checkWorldZones is the zone rule (a host in at most one availability
+// zone) over a whole imported world. A sync from a real cloud does not run
+// it: it mirrors what the cloud holds.
+func checkWorldZones(w *models.World) error {
+	provs := make(map[string]*models.Provider, len(w.Providers))
+	for i := range w.Providers {
+		provs[w.Providers[i].UUID] = &w.Providers[i]
+	}
+	var zoned []models.ZoneMembership
+	for _, ag := range w.Aggregates {
+		if ag.AvailabilityZone == nil {
+			continue
+		}
+		for _, m := range ag.Members {
+			if p := provs[m]; p != nil && p.IsHost() {
+				zoned = append(zoned, models.ZoneMembership{Provider: m, Name: p.Name, Zone: *ag.AvailabilityZone})
+			}
+		}
+	}
+	if err := models.CheckZones(zoned, ""); err != nil {
+		if ce, ok := err.(*models.Error); ok {
+			c := *ce
+			c.Field = "aggregates[].availability_zone"
+			return &c
+		}
+		return err
+	}
+	return nil
+}
+
 // validateWorld checks a complete world: every field, every uniqueness and
 // every reference. It normalises in place (roots, sorted members, zones).
 func validateWorld(w *models.World) error {
@@ -544,21 +577,6 @@ func validateWorld(w *models.World) error {
 				return models.E(models.NotFound, at("aggregates", ag.Name, "members"), "no such provider %s", m)
 			}
 		}
-	}
-	var zoned []models.ZoneMembership
-	for _, ag := range w.Aggregates {
-		if ag.AvailabilityZone == nil {
-			continue
-		}
-		for _, m := range ag.Members {
-			if !provs[m].IsHost() {
-				continue
-			}
-			zoned = append(zoned, models.ZoneMembership{Provider: m, Name: provs[m].Name, Zone: *ag.AvailabilityZone})
-		}
-	}
-	if err := models.CheckZones(zoned, ""); err != nil {
-		return wrapField(err, "aggregates", "")
 	}
 	flvIDs, flvNames := map[string]bool{}, map[string]bool{}
 	for i := range w.Flavors {

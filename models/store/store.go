@@ -129,11 +129,11 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		if err := createPrivate(dsn); err != nil {
 			return nil, models.Wrap(op, err)
 		}
-		w, err := gorm.Open(sqlite.Open(sqliteDSN(dsn, "immediate")), cfg)
+		w, err := openSQLite(ctx, sqliteDSN(dsn, "immediate"), cfg)
 		if err != nil {
 			return nil, models.Wrap(op, fmt.Errorf("open sqlite %s: %w", dsn, err))
 		}
-		r, err := gorm.Open(sqlite.Open(sqliteDSN(dsn, "deferred")), cfg)
+		r, err := openSQLite(ctx, sqliteDSN(dsn, "deferred"), cfg)
 		if err != nil {
 			closeGorm(w)
 			return nil, models.Wrap(op, fmt.Errorf("open sqlite %s: %w", dsn, err))
@@ -172,6 +172,29 @@ func createPrivate(dsn string) error {
 		return fmt.Errorf("create sqlite %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// openSQLite opens a connection pool, retrying while another process holds
+// the lock: switching a new file to WAL needs an exclusive lock, and SQLite
+// answers that pragma "database is locked" at once instead of waiting in
+// busy_timeout, so replicas starting together would otherwise fail.
+func openSQLite(ctx context.Context, dsn string, cfg *gorm.Config) (*gorm.DB, error) {
+	deadline := time.Now().Add(10 * time.Second)
+	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
+		db, err := gorm.Open(sqlite.Open(dsn), cfg)
+		if err == nil {
+			return db, nil
+		}
+		closeGorm(db)
+		if !strings.Contains(err.Error(), "database is locked") || time.Now().After(deadline) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+	}
 }
 
 // sqliteDSN turns a path into a go-sqlite3 URI with the options corral relies

@@ -49,10 +49,20 @@ bench:
 generate:
 	go tool templ generate -include-version=false
 
+# lint: gofmt, go vet, staticcheck, shadowed declarations (outside generated
+# views and tests), a tidy go.mod, and generated views that match their
+# templates. The tools are pinned in go.mod's tool block.
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ\.go$$')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
+	go tool staticcheck ./...
+	@out=$$(go vet -vettool=$$(go tool -n shadow) ./... 2>&1 | grep -v '^#' | grep -v '_templ\.go:' | grep -v '_test\.go:'); \
+	if [ -n "$$out" ]; then echo "shadowed declarations:"; echo "$$out"; exit 1; fi
+	go mod tidy -diff
+	go tool templ generate -log-level error
+	@out=$$(git status --porcelain -- '*_templ.go'); \
+	if [ -n "$$out" ]; then echo "generated views differ from their templates (run make generate and commit):"; echo "$$out"; exit 1; fi
 
 clean:
 	rm -rf bin

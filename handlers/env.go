@@ -109,6 +109,7 @@ var kindStatus = map[models.Kind]int{
 	models.Unauthorized:  http.StatusUnauthorized,
 	models.NotAcceptable: http.StatusNotAcceptable,
 	models.OverQuota:     http.StatusForbidden,
+	models.Unavailable:   http.StatusServiceUnavailable,
 }
 
 // StatusOf maps err to its HTTP status: a corral error of a known kind goes
@@ -132,7 +133,7 @@ func StatusOf(err error) int {
 // false for a status no kind maps to. A 403 is Forbidden, not OverQuota.
 func KindForStatus(status int) (k models.Kind, ok bool) {
 	for _, k := range []models.Kind{models.Invalid, models.Unauthorized, models.Forbidden, models.NotFound,
-		models.NotAcceptable, models.Conflict, models.Internal} {
+		models.NotAcceptable, models.Conflict, models.Unavailable, models.Internal} {
 		if kindStatus[k] == status {
 			return k, true
 		}

@@ -20,6 +20,7 @@ const (
 	Unauthorized              // no or bad credentials: 401
 	NotAcceptable             // e.g. an unsupported microversion: 406
 	OverQuota                 // a quota would be exceeded: 403 in Nova's API
+	Unavailable               // the database cannot be reached or is busy for now: 503, try again
 )
 
 func (k Kind) String() string {
@@ -36,6 +37,8 @@ func (k Kind) String() string {
 		return "unauthorized"
 	case NotAcceptable:
 		return "not acceptable"
+	case Unavailable:
+		return "unavailable"
 	case OverQuota:
 		return "over quota"
 	}

@@ -324,10 +324,9 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 			return nil, err
 		}
 		aggs.byUUID[u] = i
+		// Metadata the document does not mention stays nil (an empty
+		// object is not nil), so that a merge import keeps it.
 		a := Aggregate{ID: int64(i + 1), UUID: u, Name: d.Name, AvailabilityZone: d.AvailabilityZone, Metadata: d.Metadata}
-		if a.Metadata == nil {
-			a.Metadata = map[string]string{}
-		}
 		seen := map[string]bool{}
 		for j, ref := range d.Members {
 			k, ok := provs.find(ref)
@@ -339,6 +338,9 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 				seen[mu] = true
 				a.Members = append(a.Members, mu)
 			}
+		}
+		if d.Members != nil && a.Members == nil {
+			a.Members = []string{} // "members": [] empties; leaving it out keeps them in a merge
 		}
 		w.Aggregates = append(w.Aggregates, a)
 	}
@@ -407,16 +409,9 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 		default:
 			return nil, E(Invalid, p+".policy", "unknown policy %q (want affinity, anti-affinity, soft-affinity or soft-anti-affinity)", d.Policy)
 		}
-		for k, v := range d.Rules {
-			if k != RuleMaxServerPerHost {
-				return nil, E(Invalid, p+".rules."+k, "unknown rule")
-			}
-			if d.Policy != PolicyAntiAffinity {
-				return nil, E(Invalid, p+".rules."+k, "rules are only allowed with the anti-affinity policy")
-			}
-			if v < 1 {
-				return nil, E(Invalid, p+".rules."+k, "must be a positive integer, got %d", v)
-			}
+		if err := CheckGroupRules(d.Policy, d.Rules); err != nil {
+			err.Field = p + "." + err.Field
+			return nil, err
 		}
 		g := ServerGroup{UUID: u, Name: d.Name, ProjectID: d.ProjectID, UserID: d.UserID, Policy: d.Policy, Rules: d.Rules}
 		if g.Rules == nil {
@@ -466,6 +461,8 @@ func providerFrom(d providerDoc, p string, provs *refIndex, names map[string]boo
 	if traits == nil {
 		traits = []string{}
 	}
+	// Inventories and usages the document does not mention stay nil (an
+	// empty object is not nil), so that a merge import keeps them.
 	return Provider{UUID: u, Name: d.Name, Traits: traits, Inventories: d.Inventories, Usages: d.Usages}, nil
 }
 

@@ -11,7 +11,6 @@ package views
 import (
 	"encoding/json"
 	"strconv"
-	"strings"
 	"time"
 
 	"corral/models"
@@ -130,10 +129,3 @@ func Plural(n int, one, many string) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
-func title(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
-}

@@ -394,13 +394,6 @@ func errorTestID(msg string) string {
 	return "term-error"
 }
 
-func hostTestID(h QueryHost) string {
-	if h.Passed {
-		return "host-eligible"
-	}
-	return "host-excluded"
-}
-
 // draftOnlyText names the aggregates only a draft has ("aggregate x",
 // "aggregates x, y").
 func draftOnlyText(names []string) string {

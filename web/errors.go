@@ -37,10 +37,14 @@ func errorHandler(env *handlers.Env) echo.HTTPErrorHandler {
 		}
 		status := handlers.StatusOf(err)
 		reqID := c.Response().Header().Get(echo.HeaderXRequestID)
-		if status >= 500 {
-			env.Logger().Error("request failed", "err", models.Detail(err), "method", c.Request().Method,
-				"path", c.Request().URL.Path, "request_id", reqID)
-		}
+		// Log what was sent: an API's renderer knows its own errors'
+		// statuses (a Placement 404 is not a server error).
+		defer func() {
+			if c.Response().Status >= 500 {
+				env.Logger().Error("request failed", "err", models.Detail(err), "method", c.Request().Method,
+					"path", c.Request().URL.Path, "request_id", reqID)
+			}
+		}()
 		if r := env.ErrorRendererFor(c.Request().URL.Path); r != nil {
 			if rerr := r(c, status, err); rerr == nil {
 				return
@@ -76,6 +80,8 @@ func describe(err error, status int) APIError {
 	out := APIError{Status: status, Kind: kindName(status, err)}
 	var he *echo.HTTPError
 	switch {
+	case models.Is(models.Unavailable, err):
+		out.Message = "The database is unavailable or busy for a moment. Try again shortly."
 	case status >= 500:
 		out.Message = "Internal error: something went wrong on our side."
 	case errors.As(err, &he):
@@ -140,6 +146,8 @@ func errorTitle(status int) string {
 		return "Someone else changed this first"
 	case http.StatusNotAcceptable:
 		return "Not acceptable"
+	case http.StatusServiceUnavailable:
+		return "Unavailable for a moment"
 	}
 	if status >= 500 {
 		return "Internal error"

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"corral/models"
+	"corral/models/store"
 	"corral/web"
 	"corral/web/webtest"
 )
@@ -27,7 +28,14 @@ func newApp(t testing.TB) *testApp {
 
 func newAppWith(t testing.TB, cfg web.Config) *testApp {
 	t.Helper()
-	return webtest.StartWith(t, webtest.Options{Clock: true, Config: cfg, Users: []webtest.User{
+	return newAppOn(t, nil, cfg)
+}
+
+// newAppOn is newAppWith on a given store (storetest.ForEach gives both
+// databases); nil opens a fresh SQLite file.
+func newAppOn(t testing.TB, st *store.Store, cfg web.Config) *testApp {
+	t.Helper()
+	return webtest.StartWith(t, webtest.Options{Store: st, Clock: true, Config: cfg, Users: []webtest.User{
 		{Name: "alice", Role: models.RoleAdmin, Password: testPassword},
 		{Name: "mike", Role: models.RoleMember, Project: "tA", Password: testPassword},
 		{Name: "rita", Role: models.RoleReader, Project: "tB", Password: testPassword},

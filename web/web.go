@@ -7,7 +7,9 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -36,6 +38,13 @@ type Config struct {
 	// that clients cannot choose the address that logs and the sign-in rate
 	// limit see.
 	TrustProxy bool
+	// TrustedProxies are the addresses of the reverse proxies in front of
+	// corral: a request from one of them has its client address taken
+	// from X-Forwarded-For (skipping further trusted proxies), so that the
+	// sign-in limit applies per client, not to everyone behind the proxy.
+	// Requests from elsewhere keep their own address. It takes precedence
+	// over TrustProxy.
+	TrustedProxies []*net.IPNet
 	// LoginRate and LoginBurst limit sign-in attempts per client address
 	// (attempts per second, and how many may come at once); 1 and 20 when
 	// zero.
@@ -89,9 +98,18 @@ func New(env *handlers.Env, cfg Config) (*echo.Echo, error) {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = errorHandler(env)
-	if cfg.TrustProxy {
+	switch {
+	case len(cfg.TrustedProxies) > 0:
+		// Only the listed ranges: not Echo's default of every loopback,
+		// link-local and private address.
+		opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+		for _, n := range cfg.TrustedProxies {
+			opts = append(opts, echo.TrustIPRange(n))
+		}
+		e.IPExtractor = echo.ExtractIPFromXFFHeader(opts...)
+	case cfg.TrustProxy:
 		e.IPExtractor = echo.ExtractIPFromXFFHeader()
-	} else {
+	default:
 		e.IPExtractor = echo.ExtractIPDirect()
 	}
 
@@ -109,10 +127,42 @@ func New(env *handlers.Env, cfg Config) (*echo.Echo, error) {
 	e.Use(securityHeaders)
 	e.Use(skipFor(env.LoadSession, noSession))
 	e.Use(skipFor(env.TokenAuth, isStatic))
+	e.Use(limitBody) // before anything parses a body: the CSRF check does
 	e.Use(csrf(cfg))
+	e.Use(checkInput)
 
 	registerRoutes(e, env, loginLimit(cfg))
 	return e, nil
+}
+
+// ParseTrustedProxies reads a comma-separated list of CIDR ranges or
+// single addresses ("10.0.0.0/8,192.0.2.7").
+func ParseTrustedProxies(s string) ([]*net.IPNet, error) {
+	var out []*net.IPNet
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if !strings.Contains(part, "/") {
+			ip := net.ParseIP(part)
+			if ip == nil {
+				return nil, errString(fmt.Sprintf("%q is neither an address nor a CIDR range", part))
+			}
+			bits := 128
+			if ip.To4() != nil {
+				ip, bits = ip.To4(), 32
+			}
+			out = append(out, &net.IPNet{IP: ip, Mask: net.CIDRMask(bits, bits)})
+			continue
+		}
+		_, n, err := net.ParseCIDR(part)
+		if err != nil {
+			return nil, errString(fmt.Sprintf("%q is not a CIDR range", part))
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // readsRevisionOnce lets a reading request read the store's revision once:

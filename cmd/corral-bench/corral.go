@@ -26,10 +26,10 @@ func prepareCorral(ctx context.Context, path string, w *models.World) (string, *
 	}
 	defer s.Close()
 	actor := store.Actor{Name: "corral-bench", Via: "cli", Role: models.RoleAdmin}
-	if err := s.ImportWorld(ctx, actor, w, true); err != nil {
+	if err = s.ImportWorld(ctx, actor, w, true); err != nil {
 		return "", nil, err
 	}
-	if _, err := s.CreateUser(ctx, actor, "bench", "bench-password-1234", models.RoleAdmin, ""); err != nil {
+	if _, err = s.CreateUser(ctx, actor, "bench", "bench-password-1234", models.RoleAdmin, ""); err != nil {
 		return "", nil, err
 	}
 	token, _, err := s.CreateToken(ctx, actor, "bench", "corral-bench")

@@ -113,8 +113,8 @@ func bench(ctx context.Context, o options, out io.Writer) error {
 	if bin == "" {
 		bin = filepath.Join(dir, "corral")
 		t := time.Now()
-		if b, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "corral/cmd/corral").CombinedOutput(); err != nil {
-			return fmt.Errorf("go build corral: %v: %s", err, b)
+		if b, berr := exec.CommandContext(ctx, "go", "build", "-o", bin, "corral/cmd/corral").CombinedOutput(); berr != nil {
+			return fmt.Errorf("go build corral: %v: %s", berr, b)
 		}
 		fmt.Fprintf(out, "built corral in %s\n", since(t))
 	}
@@ -126,7 +126,7 @@ func bench(ctx context.Context, o options, out io.Writer) error {
 	world = stored
 	fmt.Fprintf(out, "corral's database written in %s\n", since(t))
 	t = time.Now()
-	if err := preparePlacement(ctx, dir, world); err != nil {
+	if err = preparePlacement(ctx, dir, world); err != nil {
 		return fmt.Errorf("placement's database: %w", err)
 	}
 	fmt.Fprintf(out, "placement's database written in %s\n", since(t))
@@ -134,9 +134,9 @@ func bench(ctx context.Context, o options, out io.Writer) error {
 	q := chooseQueries(world)
 	pprofAddr := ""
 	if o.cpuProfile != "" {
-		port, err := freePort()
-		if err != nil {
-			return err
+		port, perr := freePort()
+		if perr != nil {
+			return perr
 		}
 		pprofAddr = fmt.Sprintf("127.0.0.1:%d", port)
 	}
@@ -180,9 +180,9 @@ func bench(ctx context.Context, o options, out io.Writer) error {
 		if o.small {
 			samples = min(samples, 5)
 		}
-		res, err := compareLatency(corralC, placementC, tq.path, tq.path, samples)
-		if err != nil {
-			return fmt.Errorf("%s: %w", tq.name, err)
+		res, cerr := compareLatency(corralC, placementC, tq.path, tq.path, samples)
+		if cerr != nil {
+			return fmt.Errorf("%s: %w", tq.name, cerr)
 		}
 		ratio := float64(res.placement) / float64(res.corral)
 		fmt.Fprintf(out, "| `%s` | %d | %s | %s | %.1f× |\n", tq.name, res.results, ms(res.placement), ms(res.corral), ratio)
@@ -191,7 +191,7 @@ func bench(ctx context.Context, o options, out io.Writer) error {
 	// The floor: requests that do no work, asked the same way. On a busy
 	// machine waking the server after each pause dominates small answers.
 	floorC := newClient(cs.url, "X-Auth-Token", token, 1)
-	if res, err := compareLatency(floorC, placementC, "/healthz", "/", min(o.samples, 101)); err == nil {
+	if res, ferr := compareLatency(floorC, placementC, "/healthz", "/", min(o.samples, 101)); ferr == nil {
 		fmt.Fprintf(out, "| floor: corral `/healthz`, Placement `/` (no work) | - | %s | %s | %.1f× |\n",
 			ms(res.placement), ms(res.corral), float64(res.placement)/float64(res.corral))
 	}
@@ -225,7 +225,7 @@ func bench(ctx context.Context, o options, out io.Writer) error {
 		profiled <- nil
 	}
 	ps := previewLoad(previewC, q.previews(0), o.clients, pf)
-	if err := <-profiled; err != nil {
+	if err = <-profiled; err != nil {
 		return fmt.Errorf("profile: %w", err)
 	}
 	fmt.Fprintf(out, "POST /api/preview, every request distinct, %d clients: %d requests (%.0f/s), %d failed; p50 %s p90 %s p99 %s\n",

@@ -47,6 +47,8 @@ type options struct {
 	p50, p99 time.Duration
 	profile  string
 	distinct int
+	db       string
+	apis     bool
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -61,6 +63,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.p50, "p50", 50*time.Millisecond, "fail when the median latency is above this")
 	fs.DurationVar(&o.p99, "p99", 150*time.Millisecond, "fail when the 99th percentile is above this")
 	fs.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the measured phase (server included) to this file")
+	fs.StringVar(&o.db, "db", "", "a postgres:// URL to load into instead of a temporary SQLite file (its data is replaced)")
+	fs.BoolVar(&o.apis, "apis", true, "also measure the compute and Placement APIs (GET, as an admin)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -88,16 +92,20 @@ func load(ctx context.Context, o options, out io.Writer) error {
 	}
 	t0 := time.Now()
 	world := cloudgen.Generate(cfg)
-	s, err := store.Open(ctx, filepath.Join(dir, "corral.db"))
+	dsn := filepath.Join(dir, "corral.db")
+	if o.db != "" {
+		dsn = o.db
+	}
+	s, err := store.Open(ctx, dsn)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	actor := store.Actor{Name: "corral-load", Via: "cli"}
-	if err := s.ImportWorld(ctx, actor, world, true); err != nil {
+	if err = s.ImportWorld(ctx, actor, world, true); err != nil {
 		return fmt.Errorf("import the generated cloud: %w", err)
 	}
-	if _, err := s.CreateUser(ctx, actor, "load", "load-password-1234", models.RoleReader, ""); err != nil {
+	if _, err = s.CreateUser(ctx, actor, "load", "load-password-1234", models.RoleReader, ""); err != nil {
 		return err
 	}
 	token, _, err := s.CreateToken(ctx, actor, "load", "load test")
@@ -157,6 +165,13 @@ func load(ctx context.Context, o options, out io.Writer) error {
 	ws.print(out, "working set of 64 requests", o)
 	problems = append(problems, ws.problems(o, !o.small)...)
 	// Every request different: each one runs the whole pipeline.
+	if o.apis {
+		p, err := apiPhases(ctx, s, client, "http://"+ln.Addr().String(), world, o, out)
+		if err != nil {
+			return err
+		}
+		problems = append(problems, p...)
+	}
 	if o.distinct > 0 {
 		ds := phase(client, url, token, distinct, len(distinct), o.clients, o.duration)
 		ds.print(out, fmt.Sprintf("%d distinct requests (nothing reused)", len(distinct)), o)
@@ -243,6 +258,14 @@ type stats struct {
 // phase runs clients concurrently over bodies (in turn) until n requests
 // were sent or the time is up.
 func phase(client *http.Client, url, token string, bodies [][]byte, n, clients int, limit time.Duration) *stats {
+	return runPhase(n, clients, limit, func(i int) (int, error) {
+		return post(client, url, token, bodies[i%len(bodies)])
+	})
+}
+
+// runPhase runs clients concurrently, each calling send with the next
+// request number, until n requests were sent or the time is up.
+func runPhase(n, clients int, limit time.Duration, send func(i int) (int, error)) *stats {
 	var (
 		next     atomic.Int64
 		failures atomic.Int64
@@ -265,7 +288,7 @@ func phase(client *http.Client, url, token string, bodies [][]byte, n, clients i
 					break
 				}
 				t := time.Now()
-				size, err := post(client, url, token, bodies[int(i)%len(bodies)])
+				size, err := send(int(i))
 				mine = append(mine, time.Since(t))
 				received.Add(int64(size))
 				if err != nil {
@@ -295,7 +318,10 @@ func (st *stats) pct(p float64) time.Duration {
 }
 
 func (st *stats) print(out io.Writer, name string, o options) {
-	fmt.Fprintf(out, "POST /api/preview, %s: %d requests, %d clients, %s\n", name, len(st.latencies), st.clients, st.elapsed.Round(time.Millisecond))
+	if !strings.HasPrefix(name, "GET ") {
+		name = "POST /api/preview, " + name
+	}
+	fmt.Fprintf(out, "%s: %d requests, %d clients, %s\n", name, len(st.latencies), st.clients, st.elapsed.Round(time.Millisecond))
 	if len(st.latencies) == 0 {
 		return
 	}
@@ -406,4 +432,74 @@ func post(c *http.Client, url, token string, body []byte) (int, error) {
 		return len(data), errors.New("response is not JSON")
 	}
 	return len(data), nil
+}
+
+// apiPhases measures the compute and Placement APIs with GETs an operator's
+// scripts send: a server group list, aggregates by id, providers by uuid
+// and their aggregates. Every request must succeed; the latency targets
+// are the preview's.
+func apiPhases(ctx context.Context, s *store.Store, client *http.Client, base string, w *models.World, o options, out io.Writer) ([]string, error) {
+	actor := store.Actor{Name: "corral-load", Via: "cli"}
+	if _, err := s.CreateUser(ctx, actor, "load-admin", "load-password-1234", models.RoleAdmin, ""); err != nil {
+		return nil, err
+	}
+	token, _, err := s.CreateToken(ctx, actor, "load-admin", "load test")
+	if err != nil {
+		return nil, err
+	}
+	aggs, _, err := s.ListAggregates(ctx, store.AggregateQuery{Limit: 200})
+	if err != nil {
+		return nil, err
+	}
+	var compute, placement []string
+	compute = append(compute, "/compute/v2.1/os-server-groups?all_projects=True&limit=50")
+	for i := range aggs {
+		if len(aggs[i].Members) < 500 { // zone aggregates list thousands of hosts
+			compute = append(compute, fmt.Sprintf("/compute/v2.1/os-aggregates/%d", aggs[i].ID))
+		}
+	}
+	for i := 0; i < len(w.Providers) && len(placement) < 400; i += max(len(w.Providers)/200, 1) {
+		p := w.Providers[i]
+		placement = append(placement, "/placement/resource_providers/"+p.UUID, "/placement/resource_providers/"+p.UUID+"/aggregates")
+	}
+	get := func(path, version string) (int, error) {
+		req, err := http.NewRequest(http.MethodGet, base+path, nil)
+		if err != nil {
+			return 0, err
+		}
+		req.Header.Set("X-Auth-Token", token)
+		req.Header.Set("OpenStack-API-Version", version)
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return 0, err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return len(data), fmt.Errorf("GET %s: status %d: %s", path, resp.StatusCode, strings.TrimSpace(string(data[:min(len(data), 300)])))
+		}
+		return len(data), nil
+	}
+	var problems []string
+	for _, api := range []struct {
+		name, version string
+		paths         []string
+	}{
+		{"GET compute API (server groups, aggregates)", "compute 2.64", compute},
+		{"GET Placement API (providers, their aggregates)", "placement 1.39", placement},
+	} {
+		paths, version := api.paths, api.version
+		send := func(i int) (int, error) { return get(paths[i%len(paths)], version) }
+		// Once through first, as the preview's working set is warmed.
+		if warm := runPhase(len(paths), o.clients, o.duration, send); warm.failures > 0 {
+			return nil, fmt.Errorf("%s: %v", api.name, warm.firstErr)
+		}
+		st := runPhase(o.requests, o.clients, o.duration, send)
+		st.print(out, api.name, o)
+		problems = append(problems, st.problems(o, false)...)
+	}
+	return problems, nil
 }

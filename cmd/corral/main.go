@@ -184,6 +184,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	db := dbFlag(fs)
 	demo := fs.Bool("demo", false, "load demo data into an empty database and create an admin user")
 	secure := fs.Bool("secure-cookies", false, "mark cookies Secure even over plain HTTP (behind a TLS proxy)")
+	proxies := fs.String("trusted-proxies", "", "CIDR ranges (comma-separated) of reverse proxies whose X-Forwarded-For names the client")
 	connected := serveCloudFlags(fs)
 	memLimit := fs.String("memory-limit", "auto", "soft memory limit of the Go heap, e.g. 768MiB or 2GiB; auto: GOMEMLIMIT if set, else a quarter of the machine's (or container's) memory, at most 768MiB; 0: none")
 	pprofAddr := fs.String("pprof-addr", "", "serve Go's profiles (net/http/pprof) on this separate HOST:PORT, e.g. 127.0.0.1:6060; off when empty")
@@ -192,7 +193,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := noArgs(pos); err != nil {
+	if err = noArgs(pos); err != nil {
 		return err
 	}
 	// The server keeps one large, long-lived snapshot of the world; with the
@@ -201,11 +202,11 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	if _, _, err := net.SplitHostPort(*addr); err != nil {
+	if _, _, err = net.SplitHostPort(*addr); err != nil {
 		return badUsage("--addr %q: want HOST:PORT", *addr)
 	}
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+	if err = level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return badUsage("--log-level %q: want debug, info, warn or error", *logLevel)
 	}
 	limit, err := memoryLimit(*memLimit)
@@ -214,6 +215,10 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	}
 	if limit > 0 {
 		debug.SetMemoryLimit(limit)
+	}
+	trusted, err := web.ParseTrustedProxies(*proxies)
+	if err != nil {
+		return badUsage("--trusted-proxies: %v", err)
 	}
 
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
@@ -228,7 +233,8 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 
 	var notes []string
 	if *demo {
-		loaded, err := st.LoadDemo(ctx)
+		var loaded bool
+		loaded, err = st.LoadDemo(ctx)
 		if err != nil {
 			return err
 		}
@@ -254,7 +260,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 	if users == 0 && *demo {
 		password = newPassword()
 		first := store.Actor{Name: "corral serve --demo", Via: "cli", Role: models.RoleAdmin}
-		if _, err := st.CreateUser(ctx, first, "admin", password, models.RoleAdmin, ""); err != nil {
+		if _, err = st.CreateUser(ctx, first, "admin", password, models.RoleAdmin, ""); err != nil {
 			ln.Close()
 			return err
 		}
@@ -265,7 +271,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 		ln.Close()
 		return err
 	}
-	e, err := web.NewApp(st, log, web.Config{SecureCookies: *secure, Cloud: syncer})
+	e, err := web.NewApp(st, log, web.Config{SecureCookies: *secure, Cloud: syncer, TrustedProxies: trusted})
 	if err != nil {
 		ln.Close()
 		return err
@@ -461,7 +467,7 @@ func cmdUserCreate(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := noArgs(pos); err != nil {
+	if err = noArgs(pos); err != nil {
 		return err
 	}
 	if *name == "" {
@@ -495,7 +501,7 @@ func cmdUserPassword(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := noArgs(pos); err != nil {
+	if err = noArgs(pos); err != nil {
 		return err
 	}
 	if *name == "" {
@@ -531,7 +537,7 @@ func cmdToken(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := noArgs(pos); err != nil {
+	if err = noArgs(pos); err != nil {
 		return err
 	}
 	if *user == "" {
@@ -562,7 +568,7 @@ func cmdExport(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := noArgs(pos); err != nil {
+	if err = noArgs(pos); err != nil {
 		return err
 	}
 	st, err := openStore(*db)

@@ -169,7 +169,13 @@ func TestMakeRun(t *testing.T) {
 // the exit status.
 func startServe(t *testing.T, bin, db string) (string, []string, func() int) {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--demo", "--addr", "127.0.0.1:0", "--db", db)
+	return startServeCmd(t, exec.Command(bin, "serve", "--demo", "--addr", "127.0.0.1:0", "--db", db))
+}
+
+// startServeCmd is startServe for a command the caller prepared (its
+// environment, its flags).
+func startServeCmd(t *testing.T, cmd *exec.Cmd) (string, []string, func() int) {
+	t.Helper()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -103,10 +103,11 @@ func preview(data []byte) (*previewResult, error) {
 	var draftSnap *scheduling.Snapshot
 	if len(doc.Changes) > 0 && string(doc.Changes) != "null" {
 		var changes []scheduling.Change
-		if err := models.DecodeStrict(doc.Changes, "changes", &changes); err != nil {
+		if err = models.DecodeStrict(doc.Changes, "changes", &changes); err != nil {
 			return nil, err
 		}
-		drafted, err := scheduling.ApplyChanges(world, changes)
+		var drafted *models.World
+		drafted, err = scheduling.ApplyChanges(world, changes)
 		if err != nil {
 			return nil, err
 		}

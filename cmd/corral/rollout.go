@@ -23,13 +23,13 @@ func cmdRollout(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := noArgs(pos); err != nil {
+	if err = noArgs(pos); err != nil {
 		return err
 	}
 	if *draftID == "" {
 		return badUsage("--draft is required")
 	}
-	if err := conn.Validate(); err != nil {
+	if err = conn.Validate(); err != nil {
 		return badUsage("%s", err.Error())
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

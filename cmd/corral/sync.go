@@ -40,13 +40,13 @@ func cmdSync(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := noArgs(pos); err != nil {
+	if err = noArgs(pos); err != nil {
 		return err
 	}
 	if *parallel < 1 || *parallel > 64 {
 		return badUsage("--parallel must be 1 to 64")
 	}
-	if err := conn.Validate(); err != nil {
+	if err = conn.Validate(); err != nil {
 		return badUsage("%s", err.Error())
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

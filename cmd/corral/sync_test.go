@@ -168,7 +168,7 @@ func TestSyncCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut = runCLI(t, "", append([]string{"rollout", "--db", db, "--draft", d.ID, "--dry-run"}, conn...)...)
-	if code != 0 || !strings.Contains(out, "openstack aggregate set --property reservation:r8=r8 cli-agg") || strings.Contains(out, "done:") {
+	if code != 0 || !strings.Contains(out, "openstack aggregate set --property reservation:r8=true cli-agg") || strings.Contains(out, "done:") {
 		t.Fatalf("rollout --dry-run: %d\n%s\n%s", code, out, errOut)
 	}
 	code, out, errOut = runCLI(t, "", append([]string{"rollout", "--db", db, "--draft", d.ID}, conn...)...)
@@ -181,7 +181,7 @@ func TestSyncCommand(t *testing.T) {
 		} `json:"aggregate"`
 	}
 	call(t, c, "compute", "GET", fmt.Sprintf("os-aggregates/%d", agg.Aggregate.ID), nil, &got, 200)
-	if got.Aggregate.Metadata["reservation:r8"] != "r8" {
+	if got.Aggregate.Metadata["reservation:r8"] != scheduling.ReservationTagValue {
 		t.Errorf("after the rollout nova says %v", got.Aggregate.Metadata)
 	}
 	if code, _, errOut := runCLI(t, "", append([]string{"rollout", "--db", db, "--draft", d.ID}, conn...)...); code == 0 || !strings.Contains(errOut, "not found") {

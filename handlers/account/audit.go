@@ -9,6 +9,7 @@ import (
 
 	"corral/handlers"
 	"corral/handlers/layout"
+	"corral/models"
 	"corral/models/store"
 	"corral/views"
 	av "corral/views/account"
@@ -63,9 +64,18 @@ func (h *Handler) Audit(c echo.Context) error {
 	if !q.Since.IsZero() && !q.Until.IsZero() && q.Until.Before(q.Since) {
 		f.Errors["until"] = "The end of the range is before its start."
 	}
+	// A non-admin sees only the events of their project's objects, and
+	// only their project's people in the actor list.
+	me := handlers.CurrentUser(c)
+	admin := handlers.HasRole(c, models.RoleAdmin)
+	if !admin {
+		q.OnlyProject, q.Project = true, me.ProjectID
+	}
 	if users, err := h.env.Store.ListUsers(c.Request().Context()); err == nil {
 		for _, u := range users {
-			f.Actors = append(f.Actors, u.Name)
+			if admin || (me.ProjectID != "" && u.ProjectID == me.ProjectID) || u.ID == me.ID {
+				f.Actors = append(f.Actors, u.Name)
+			}
 		}
 	}
 	pager := views.Pager{Offset: offset, Limit: limit, Path: "/audit", Query: c.QueryParams()}

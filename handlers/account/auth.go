@@ -136,6 +136,6 @@ func (h *Handler) ChangePassword(c echo.Context) error {
 		return err
 	}
 	h.env.Logger().Info("password changed", "user", u.Name)
-	handlers.AddFlash(c, handlers.FlashSuccess, "Password changed. Your other sessions are signed out.")
+	handlers.AddFlash(c, handlers.FlashSuccess, "Password changed. Your other sessions are signed out and your API tokens are revoked.")
 	return handlers.SeeOther(c, "/tokens")
 }

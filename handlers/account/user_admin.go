@@ -200,7 +200,7 @@ func (h *Handler) SetUserPassword(c echo.Context) error {
 		return refuse(handlers.StatusOf(err), handlers.OnlyFields(fe, "password"))
 	}
 	h.env.Logger().Info("password set by an admin", "user", u.Name, "by", handlers.CurrentUser(c).Name)
-	handlers.AddFlash(c, handlers.FlashSuccess, "New password set for "+u.Name+sessionsEnded(u.Name, sessions))
+	handlers.AddFlash(c, handlers.FlashSuccess, "New password set for "+u.Name+sessionsEnded(u.Name, sessions)+" Their API tokens are revoked.")
 	return handlers.SeeOther(c, av.UserURL(u.ID))
 }
 
@@ -220,7 +220,7 @@ func (h *Handler) ConfirmDeleteUser(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := deletable(c, u); err != nil {
+	if err = deletable(c, u); err != nil {
 		return h.refuseDelete(c, u, err)
 	}
 	toks, err := h.env.Store.ListTokens(c.Request().Context(), u.ID)
@@ -266,7 +266,7 @@ func (h *Handler) DeleteUser(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := deletable(c, u); err != nil {
+	if err = deletable(c, u); err != nil {
 		return h.refuseDelete(c, u, err)
 	}
 	toks, err := h.env.Store.ListTokens(c.Request().Context(), u.ID)

@@ -241,7 +241,7 @@ func TestUserPageSetsPassword(t *testing.T) {
 	}
 	r := admin.Submit(uaURL(rita), uaURL(rita)+"/password", url.Values{"password": {fresh}, "confirm": {fresh}})
 	flash := follow(admin, r).Text(t, "flash-success")
-	if !strings.HasPrefix(flash, "New password set for rita; rita's ") || !strings.HasSuffix(flash, " sessions were ended.") {
+	if !strings.HasPrefix(flash, "New password set for rita; rita's ") || !strings.Contains(flash, " sessions were ended. Their API tokens are revoked.") {
 		t.Errorf("flash %q", flash)
 	}
 	if signedIn(old) {

@@ -84,9 +84,9 @@ func (h *Handler) ConfirmSignOutUser(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	msg := "Every browser signed in as " + u.Name + " must sign in again. API tokens keep working; revoke them separately."
+	msg := "Every browser signed in as " + u.Name + " must sign in again, and every API token of " + u.Name + " is revoked."
 	if u.ID == handlers.CurrentUser(c).ID {
-		msg = "This includes the session you are using: you will be signed out here too."
+		msg = "This includes the session you are using: you will be signed out here too, and your API tokens are revoked."
 	}
 	return handlers.Render(c, http.StatusOK, views.ConfirmPage(layout.Page(c, "Sign out everywhere", "users"), views.Confirm{
 		Title:   "Sign “" + u.Name + "” out everywhere?",
@@ -120,6 +120,6 @@ func (h *Handler) SignOutUser(c echo.Context) error {
 		handlers.AddFlash(c, handlers.FlashSuccess, "You signed yourself out everywhere.")
 		return handlers.SeeOther(c, "/login")
 	}
-	handlers.AddFlash(c, handlers.FlashSuccess, "Signed “"+u.Name+"” out of "+plural(n, "session")+".")
+	handlers.AddFlash(c, handlers.FlashSuccess, "Signed “"+u.Name+"” out of "+plural(n, "session")+" and revoked their API tokens.")
 	return handlers.SeeOther(c, "/users")
 }

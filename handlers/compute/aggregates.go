@@ -2,6 +2,7 @@ package compute
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -249,47 +250,24 @@ func (api *API) showAggregate(c echo.Context) error {
 	return api.renderAggregate(c, a)
 }
 
-// conflictingZones lists the zones, other than az, of the aggregates that
-// already hold one of hosts (Nova's is_safe_to_update_az).
-func (api *API) conflictingZones(ctx context.Context, hosts []string, az, self string) ([]string, error) {
-	var out []string
-	seen := map[string]bool{}
-	for _, h := range hosts {
-		aggs, _, err := api.env.Store.ProviderAggregates(ctx, h)
-		if err != nil {
-			return nil, err
-		}
-		for _, u := range aggs {
-			if u == self || seen[u] {
-				continue
-			}
-			seen[u] = true
-			other, err := api.env.Store.GetAggregate(ctx, u)
-			if err != nil {
-				return nil, err
-			}
-			if other.AvailabilityZone != nil && *other.AvailabilityZone != az {
-				out = append(out, *other.AvailabilityZone)
-			}
-		}
-	}
-	return out, nil
-}
-
-// zoneCheck is Nova's is_safe_to_update_az for a requested zone change;
-// verb is the start of Nova's message for the action.
-func (api *API) zoneCheck(ctx context.Context, a *models.Aggregate, az *string, verb string, status int) error {
+// zoneCheck refuses an empty zone name, as Nova does; verb is the start
+// of Nova's message for the action. Whether the hosts may move to the zone
+// is the store's rule, checked inside the write (zoneFault words it).
+func (api *API) zoneCheck(a *models.Aggregate, az *string, verb string) error {
 	if az == nil || *az == "" {
 		return faultf(http.StatusBadRequest, fmt.Sprintf("%s %d. Reason: Aggregate %s does not support empty named availability zone.", verb, a.ID, a.Name))
 	}
-	conflicts, err := api.conflictingZones(ctx, a.Members, *az, a.UUID)
-	if err != nil {
-		return err
-	}
-	if len(conflicts) > 0 {
-		return faultf(status, fmt.Sprintf("%s %d. Reason: One or more hosts already in availability zone(s) %s.", verb, a.ID, pycompat.Repr(conflicts)))
-	}
 	return nil
+}
+
+// zoneFault words the store's zone rule (a host in at most one zone, Nova's
+// is_safe_to_update_az) as Nova does, or returns nil for other errors.
+func zoneFault(err error, a *models.Aggregate, verb string, status int) error {
+	var zc *models.ZoneConflict
+	if !errors.As(err, &zc) {
+		return nil
+	}
+	return faultf(status, fmt.Sprintf("%s %d. Reason: One or more hosts already in availability zone(s) %s.", verb, a.ID, pycompat.Repr(zc.Zones)))
 }
 
 // PUT /os-aggregates/{id}
@@ -298,7 +276,7 @@ func (api *API) updateAggregate(c echo.Context) error {
 	if f != nil {
 		return f
 	}
-	if f := aggregatePolicy("update", caller(c)); f != nil {
+	if f = aggregatePolicy("update", caller(c)); f != nil {
 		return f
 	}
 	a, f := api.loadAggregate(c, c.Param("id"))
@@ -319,7 +297,7 @@ func (api *API) updateAggregate(c echo.Context) error {
 		}
 		probe := *a
 		probe.Name = name
-		if err := api.zoneCheck(c.Request().Context(), &probe, newAZ, "Cannot update aggregate", http.StatusBadRequest); err != nil {
+		if err := api.zoneCheck(&probe, newAZ, "Cannot update aggregate"); err != nil {
 			return err
 		}
 	}
@@ -333,6 +311,9 @@ func (api *API) updateAggregate(c echo.Context) error {
 	if err != nil {
 		if f := nameConflict(err, name); f != nil {
 			return f
+		}
+		if zf := zoneFault(err, a, "Cannot update aggregate", http.StatusBadRequest); zf != nil {
+			return zf
 		}
 		return storeFault(err, func() error { return aggregateNotFound(c.Param("id")) })
 	}
@@ -418,11 +399,11 @@ func (api *API) addHost(c echo.Context, raw []byte) error {
 	if f != nil {
 		return f
 	}
-	if f := aggregatePolicy("add_host", caller(c)); f != nil {
+	if f = aggregatePolicy("add_host", caller(c)); f != nil {
 		return f
 	}
 	rawID := c.Param("id")
-	if _, f := aggregateID(rawID); f != nil {
+	if _, f = aggregateID(rawID); f != nil {
 		return f
 	}
 	ctx := c.Request().Context()
@@ -438,16 +419,6 @@ func (api *API) addHost(c echo.Context, raw []byte) error {
 	if f != nil {
 		return f
 	}
-	if a.AvailabilityZone != nil {
-		conflicts, err := api.conflictingZones(ctx, []string{p.UUID}, *a.AvailabilityZone, a.UUID)
-		if err != nil {
-			return err
-		}
-		if len(conflicts) > 0 {
-			return faultf(http.StatusConflict, fmt.Sprintf(
-				"Cannot add host to aggregate %d. Reason: One or more hosts already in availability zone(s) %s.", a.ID, pycompat.Repr(conflicts)))
-		}
-	}
 	exists := faultf(http.StatusConflict, fmt.Sprintf("Aggregate %d already has host %s.", a.ID, host))
 	out, err := api.env.Store.UpdateAggregate(ctx, handlers.Actor(c), a.UUID, store.AnyGeneration, func(x *models.Aggregate) error {
 		for _, m := range x.Members {
@@ -459,6 +430,9 @@ func (api *API) addHost(c echo.Context, raw []byte) error {
 		return nil
 	})
 	if err != nil {
+		if zf := zoneFault(err, a, "Cannot add host to aggregate", http.StatusConflict); zf != nil {
+			return zf
+		}
 		return storeFault(err, func() error { return aggregateNotFound(rawID) })
 	}
 	return api.renderAggregate(c, out)
@@ -469,11 +443,11 @@ func (api *API) removeHost(c echo.Context, raw []byte) error {
 	if f != nil {
 		return f
 	}
-	if f := aggregatePolicy("remove_host", caller(c)); f != nil {
+	if f = aggregatePolicy("remove_host", caller(c)); f != nil {
 		return f
 	}
 	rawID := c.Param("id")
-	if _, f := aggregateID(rawID); f != nil {
+	if _, f = aggregateID(rawID); f != nil {
 		return f
 	}
 	ctx := c.Request().Context()
@@ -517,7 +491,7 @@ func (api *API) setMetadata(c echo.Context, raw []byte) error {
 	if f != nil {
 		return f
 	}
-	if f := aggregatePolicy("set_metadata", caller(c)); f != nil {
+	if f = aggregatePolicy("set_metadata", caller(c)); f != nil {
 		return f
 	}
 	rawID := c.Param("id")
@@ -533,7 +507,7 @@ func (api *API) setMetadata(c echo.Context, raw []byte) error {
 		if s, ok := zv.(string); ok {
 			az = &s
 		}
-		if err := api.zoneCheck(c.Request().Context(), a, az, "Cannot update metadata of aggregate", http.StatusBadRequest); err != nil {
+		if err := api.zoneCheck(a, az, "Cannot update metadata of aggregate"); err != nil {
 			return err
 		}
 	}
@@ -549,6 +523,9 @@ func (api *API) setMetadata(c echo.Context, raw []byte) error {
 		return nil
 	})
 	if err != nil {
+		if zf := zoneFault(err, a, "Cannot update metadata of aggregate", http.StatusBadRequest); zf != nil {
+			return zf
+		}
 		return storeFault(err, func() error { return aggregateNotFound(rawID) })
 	}
 	return api.renderAggregate(c, out)

@@ -77,5 +77,3 @@ func isNameWithSpaces(s string) bool { return looseName(s, printable) }
 func azPrintable(r rune) bool { return r != ':' && printable(r) }
 
 func isAZName(s string) bool { return strictName(s, azPrintable) }
-
-func isAZNameWithSpaces(s string) bool { return looseName(s, azPrintable) }

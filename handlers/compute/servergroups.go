@@ -45,8 +45,14 @@ func ParseServerGroupCreate(v Version, raw []byte) (ServerGroupSpec, error) {
 		return spec, nil
 	}
 	rules := rv.(*pycompat.Object)
-	if len(rules.Keys) > 0 && spec.Policy != models.PolicyAntiAffinity {
-		return ServerGroupSpec{}, faultf(http.StatusBadRequest, "Only anti-affinity policy supports rules.")
+	// Which policies take rules is the core's rule; Nova checks it before
+	// the values, so only the keys go in here.
+	named := map[string]int{}
+	for _, k := range rules.Keys {
+		named[k] = 1
+	}
+	if e := models.CheckGroupRules(spec.Policy, named); e != nil {
+		return ServerGroupSpec{}, faultf(http.StatusBadRequest, e.Msg)
 	}
 	if x, ok := rules.Get(models.RuleMaxServerPerHost); ok {
 		n, f := ruleInt(x)
@@ -183,16 +189,4 @@ func FormatServerGroup(v Version, g *models.ServerGroup) any {
 // groupNotFound is Nova's InstanceGroupNotFound.
 func groupNotFound(id string) error {
 	return faultf(http.StatusNotFound, fmt.Sprintf("Instance group %s could not be found.", id))
-}
-
-// pageOf slices a list the way common.limited does.
-func pageOf[T any](items []T, offset, limit int) []T {
-	if offset >= len(items) {
-		return items[:0]
-	}
-	end := len(items)
-	if limit < end-offset {
-		end = offset + limit
-	}
-	return items[offset:end]
 }

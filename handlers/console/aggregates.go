@@ -25,10 +25,6 @@ import (
 // aggregateSorts are the columns the list sorts by (the store's names).
 var aggregateSorts = map[string]bool{"name": true, "availability_zone": true, "created_at": true, "updated_at": true, "id": true}
 
-// freePoolName is Blazar's default name for its free pool aggregate
-// (aggregate_freepool_name); its reservation id is the same word.
-const freePoolName = "freepool"
-
 // pickerLimit caps the providers the picker lists for one search.
 const pickerLimit = 25
 
@@ -60,7 +56,7 @@ func (h *Handler) AggregateList(c echo.Context) error {
 			Tenants: tagValues(tenantTags(a.Metadata)), FreePool: isFreePool(a, resv),
 		}
 		for _, id := range resv {
-			if id != freePoolName {
+			if id != models.FreePoolName {
 				rows[i].Reservations = append(rows[i].Reservations, id)
 			}
 		}
@@ -75,7 +71,7 @@ func (h *Handler) AggregateList(c echo.Context) error {
 }
 
 func isFreePool(a *models.Aggregate, resv []string) bool {
-	return a.Name == freePoolName || slices.Contains(resv, freePoolName)
+	return a.Name == models.FreePoolName || slices.Contains(resv, models.FreePoolName)
 }
 
 func deref(p *string) string {
@@ -221,9 +217,9 @@ func (h *Handler) AggregateDetail(c echo.Context) error {
 		return err
 	}
 	if c.QueryParam("retry") == "metadata" {
-		st, _, err := h.store().GetSettings(c.Request().Context())
-		if err != nil {
-			return err
+		st, _, serr := h.store().GetSettings(c.Request().Context())
+		if serr != nil {
+			return serr
 		}
 		rows, _, probs := submittedMetadata(c, agg, st)
 		gen, gerr := formGeneration(c)

@@ -133,14 +133,21 @@ func TestAggregateCreateWithZoneAndHosts(t *testing.T) {
 		t.Fatalf("duplicate: status %d, error %q", r.StatusCode, r.Text(t, "error-name"))
 	}
 
+	// Hosts already in zone east cannot join a second zone (Nova's rule).
+	r = c.Submit("/aggregates/new", "/aggregates", url.Values{
+		"name": {"fresh"}, "availability_zone": {"north"}, "confirm_az": {"1"}, "hosts": {"cn1\ncn2"}})
+	if r.StatusCode != http.StatusConflict || !strings.Contains(r.Body, "availability zones: already in east") {
+		t.Fatalf("second zone: status %d", r.StatusCode)
+	}
+
 	// All good: one step, one message.
 	page := c.Follow("/aggregates/new", "/aggregates", url.Values{
-		"name": {"fresh"}, "availability_zone": {"north"}, "confirm_az": {"1"}, "hosts": {"cn1\ncn2"}})
-	if got := page.Texts(t, "flash-success"); len(got) != 1 || !strings.Contains(got[0], "zone “north”") || !strings.Contains(got[0], "2 members") {
+		"name": {"fresh"}, "availability_zone": {"east"}, "confirm_az": {"1"}, "hosts": {"cn1\ncn2"}})
+	if got := page.Texts(t, "flash-success"); len(got) != 1 || !strings.Contains(got[0], "zone “east”") || !strings.Contains(got[0], "2 members") {
 		t.Errorf("flash = %v", got)
 	}
 	agg := a.aggregate("fresh")
-	if agg.AvailabilityZone == nil || *agg.AvailabilityZone != "north" || len(agg.Members) != 2 {
+	if agg.AvailabilityZone == nil || *agg.AvailabilityZone != "east" || len(agg.Members) != 2 {
 		t.Errorf("stored %+v", agg)
 	}
 	if got := page.Texts(t, "member-name"); !slices.Equal(got, []string{"cn1", "cn2"}) {
@@ -321,7 +328,7 @@ func TestTenantTags(t *testing.T) {
 	}
 
 	// Remove.
-	page = c.Follow(path, path+"/tenants/remove", url.Values{"value": {"acme-dev"}, "generation": {gen(cur.Generation)}})
+	c.Follow(path, path+"/tenants/remove", url.Values{"value": {"acme-dev"}, "generation": {gen(cur.Generation)}})
 	if md := a.aggregate(agg.UUID).Metadata; md["filter_tenant_id2"] != "" || md["filter_tenant_id"] != "acme" {
 		t.Errorf("after remove %v", md)
 	}

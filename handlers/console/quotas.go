@@ -201,8 +201,8 @@ func (h *Handler) QuotaSave(c echo.Context) error {
 		// The limit the form was rendered from; without it (a hand-made
 		// request) the save simply does not check for a concurrent change.
 		if e := strings.TrimSpace(c.FormValue("expect_" + res)); e != "" {
-			x, err := strconv.Atoi(e)
-			if err != nil {
+			x, xerr := strconv.Atoi(e)
+			if xerr != nil {
 				f.Errors[""] = "The form is damaged; reload the page and try again."
 				continue
 			}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -14,6 +13,7 @@ import (
 	"corral/handlers"
 	"corral/handlers/layout"
 	"corral/models"
+	"corral/models/scheduling"
 	"corral/models/store"
 	"corral/views"
 	cv "corral/views/console"
@@ -76,7 +76,7 @@ func (h *Handler) GroupList(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		_, violations := placement(&g, members)
+		_, violations := groupPlacement(&g, members)
 		props.Rows = append(props.Rows, cv.GroupRow{G: g, Violations: len(violations)})
 	}
 	props.Pager = views.Pager{Offset: offset, Limit: limit, Total: total, Path: "/server-groups", Query: c.QueryParams()}
@@ -115,48 +115,25 @@ func (r *serverResolver) members(ids []string) ([]cv.GroupMember, error) {
 	return out, nil
 }
 
-// placement counts the members per host and says how the current placement
-// breaks the policy: anti-affinity more members on a host than the limit,
-// affinity members on more than one host. Soft policies are preferences
-// (weighers) and are never violated.
-func placement(g *models.ServerGroup, members []cv.GroupMember) ([]cv.HostCount, []string) {
-	counts := map[string]int{}
-	for _, m := range members {
-		if m.Host != "" {
-			counts[m.Host]++
-		}
+// groupPlacement words the core's check of a group's placement
+// (scheduling.CheckGroupPlacement) for the group page.
+func groupPlacement(g *models.ServerGroup, members []cv.GroupMember) ([]cv.HostCount, []string) {
+	memberHosts := make([]string, len(members))
+	for i, m := range members {
+		memberHosts[i] = m.Host
 	}
-	limit := 0
-	if g.Policy == models.PolicyAntiAffinity {
-		limit = g.MaxServerPerHost()
+	counts, found := scheduling.CheckGroupPlacement(g, memberHosts)
+	hosts := make([]cv.HostCount, len(counts))
+	for i, hc := range counts {
+		hosts[i] = cv.HostCount{Host: hc.Host, Count: hc.Count, Limit: hc.Limit, Over: hc.Over}
 	}
-	hosts := make([]cv.HostCount, 0, len(counts))
-	for host, n := range counts {
-		hosts = append(hosts, cv.HostCount{Host: host, Count: n, Limit: limit, Over: limit > 0 && n > limit})
-	}
-	sort.Slice(hosts, func(i, j int) bool {
-		if hosts[i].Count != hosts[j].Count {
-			return hosts[i].Count > hosts[j].Count
-		}
-		return hosts[i].Host < hosts[j].Host
-	})
 	var violations []string
-	switch g.Policy {
-	case models.PolicyAntiAffinity:
-		for _, hc := range hosts {
-			if hc.Over {
-				violations = append(violations, fmt.Sprintf("Anti-affinity is already violated: %s runs %d members, more than max_server_per_host=%d. New members cannot land there, and the existing ones stay until moved.", hc.Host, hc.Count, limit))
-			}
+	for _, v := range found {
+		if v.Policy == models.PolicyAffinity {
+			violations = append(violations, fmt.Sprintf("Affinity is already violated: members run on %d hosts (%s). New members can land on none of them.", len(v.Hosts), strings.Join(v.Hosts, ", ")))
+			continue
 		}
-	case models.PolicyAffinity:
-		if len(hosts) > 1 {
-			names := make([]string, len(hosts))
-			for i, hc := range hosts {
-				names[i] = hc.Host
-			}
-			sort.Strings(names)
-			violations = append(violations, fmt.Sprintf("Affinity is already violated: members run on %d hosts (%s). New members can land on none of them.", len(hosts), strings.Join(names, ", ")))
-		}
+		violations = append(violations, fmt.Sprintf("Anti-affinity is already violated: %s runs %d members, more than max_server_per_host=%d. New members cannot land there, and the existing ones stay until moved.", v.Host, v.Count, v.Limit))
 	}
 	return hosts, violations
 }
@@ -196,13 +173,16 @@ func (h *Handler) GroupCreate(c echo.Context) error {
 	rules := map[string]int{}
 	if f.MaxPerHost != "" {
 		n, err := strconv.Atoi(f.MaxPerHost)
-		switch {
-		case f.Policy != models.PolicyAntiAffinity:
-			f.Errors["max_server_per_host"] = "Only anti-affinity policy supports rules; leave this empty for " + f.Policy + "."
-		case err != nil || n < 1:
-			f.Errors["max_server_per_host"] = "A whole number of at least 1."
-		default:
-			rules[models.RuleMaxServerPerHost] = n
+		if err != nil {
+			n = 0
+		}
+		rules[models.RuleMaxServerPerHost] = n
+		if e := models.CheckGroupRules(f.Policy, rules); e != nil {
+			if f.Policy != models.PolicyAntiAffinity {
+				f.Errors["max_server_per_host"] = "Only anti-affinity policy supports rules; leave this empty for " + f.Policy + "."
+			} else {
+				f.Errors["max_server_per_host"] = "A whole number of at least 1."
+			}
 		}
 	}
 	if f.Project == "" {
@@ -244,7 +224,7 @@ func (h *Handler) renderGroup(c echo.Context, status int, g *models.ServerGroup,
 	if err != nil {
 		return err
 	}
-	hosts, violations := placement(g, members)
+	hosts, violations := groupPlacement(g, members)
 	d := cv.GroupDetailProps{G: *g, Members: members, Hosts: hosts, Violations: violations, CanEdit: canEditGroup(c, g)}
 	if opt != nil {
 		opt(&d)
@@ -303,7 +283,8 @@ func (h *Handler) GroupMembersAdd(c echo.Context) error {
 	}
 	var add, names []string
 	for _, ref := range refs {
-		s, err := h.findServer(c, ref, g.ProjectID)
+		var s *models.Server
+		s, err = h.findServer(c, ref, g.ProjectID)
 		if err != nil {
 			if !userError(err) {
 				return err
@@ -334,7 +315,7 @@ func (h *Handler) GroupMembersAdd(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, v := placement(next, members); len(v) > 0 {
+	if _, v := groupPlacement(next, members); len(v) > 0 {
 		handlers.AddFlash(c, handlers.FlashWarning, "The group's current placement breaks its policy; see below.")
 	}
 	return redirectFlash(c, handlers.FlashSuccess, msg, "/server-groups/"+g.UUID)

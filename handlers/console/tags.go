@@ -33,7 +33,7 @@ func reservationField(agg *models.Aggregate, st models.Settings, readOnly bool) 
 	}
 	for _, id := range reservationIDs(agg.Metadata, st.RequiredMemberPrefix) {
 		tag := cv.Tag{Value: id, Key: st.RequiredMemberPrefix + id}
-		if id == freePoolName || agg.Name == freePoolName {
+		if id == models.FreePoolName || agg.Name == models.FreePoolName {
 			tag.Note = "the free pool"
 		}
 		t.Tags = append(t.Tags, tag)
@@ -182,7 +182,7 @@ func tenantAdd(c echo.Context) tagChangeFunc {
 		if slices.Contains(cur, p) {
 			return nil, "", userMsg(fmt.Sprintf("Project %s is already a tenant of this aggregate.", p))
 		}
-		next := scheduling.SetTenantTags(md, append(cur, p))
+		next := scheduling.AddTenantTag(md, p)
 		return next, fmt.Sprintf("Project %s added to “%s” (key %s).", p, agg.Name, tenantKeyOf(next, p)), nil
 	}
 }
@@ -190,11 +190,10 @@ func tenantAdd(c echo.Context) tagChangeFunc {
 // TenantRemove removes a project (POST /aggregates/:id/tenants/remove).
 func (h *Handler) TenantRemove(c echo.Context) error {
 	return h.tagChange(c, "tenants", func(agg *models.Aggregate, _ models.Settings, md map[string]string, p string) (map[string]string, string, error) {
-		cur := scheduling.TenantTags(md)
-		if !slices.Contains(cur, p) {
+		next, ok := scheduling.RemoveTenantTag(md, p)
+		if !ok {
 			return nil, "", userMsg(fmt.Sprintf("Project %s is not a tenant of this aggregate.", p))
 		}
-		next := scheduling.SetTenantTags(md, slices.DeleteFunc(cur, func(x string) bool { return x == p }))
 		msg := fmt.Sprintf("Project %s removed from “%s”.", p, agg.Name)
 		if len(scheduling.TenantTags(next)) == 0 {
 			msg += " The aggregate no longer restricts tenants."
@@ -222,7 +221,7 @@ func reservationAdd(agg *models.Aggregate, st models.Settings, md map[string]str
 	if slices.Contains(cur, id) {
 		return nil, "", userMsg(fmt.Sprintf("Reservation %s is already on this aggregate.", id))
 	}
-	return scheduling.SetReservationTags(md, prefix, append(cur, id)),
+	return scheduling.AddReservationTag(md, prefix, id),
 		fmt.Sprintf("Reservation %s added to “%s” (key %s).", id, agg.Name, prefix+id), nil
 }
 
@@ -230,11 +229,11 @@ func reservationAdd(agg *models.Aggregate, st models.Settings, md map[string]str
 // (POST /aggregates/:id/reservations/remove).
 func (h *Handler) ReservationRemove(c echo.Context) error {
 	return h.tagChange(c, "reservations", func(agg *models.Aggregate, st models.Settings, md map[string]string, id string) (map[string]string, string, error) {
-		cur := scheduling.ReservationTags(md, st.RequiredMemberPrefix)
-		if !slices.Contains(cur, id) {
+		next, ok := scheduling.RemoveReservationTag(md, st.RequiredMemberPrefix, id)
+		if !ok {
 			return nil, "", userMsg(fmt.Sprintf("Reservation %s is not on this aggregate.", id))
 		}
-		return scheduling.SetReservationTags(md, st.RequiredMemberPrefix, slices.DeleteFunc(cur, func(x string) bool { return x == id })),
+		return next,
 			fmt.Sprintf("Reservation %s removed from “%s”.", id, agg.Name), nil
 	})
 }

@@ -19,9 +19,7 @@ import (
 
 func isTenantKey(k string) bool { return scheduling.IsTenantKey(k) }
 
-func isReservationKey(k, prefix string) bool {
-	return prefix != "" && strings.HasPrefix(k, prefix) && len(k) > len(prefix)
-}
+func isReservationKey(k, prefix string) bool { return scheduling.IsReservationKey(k, prefix) }
 
 // metadataProblems checks an aggregate's metadata with the scheduling
 // package's rules.
@@ -102,15 +100,7 @@ func tenantTags(md map[string]string) []cv.Tag {
 	return out
 }
 
-func splitComma(v string) []string {
-	var out []string
-	for _, p := range strings.Split(v, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func splitComma(v string) []string { return scheduling.TenantProjects(v) }
 
 func tagValues(ts []cv.Tag) []string {
 	out := make([]string, 0, len(ts))
@@ -130,39 +120,31 @@ func tenantWarnings(md map[string]string) []string {
 		if len(splitComma(md[k])) > 1 {
 			out = append(out, fmt.Sprintf("%s holds a comma list (%s): the AggregateMultiTenancyIsolation filter sees these projects, "+
 				"but Placement's tenant pre-filter (limit_tenants_to_placement_aggregate) does not. Any change here rewrites it as one key per project; “Split into one key per project” does only that.", k, md[k]))
-		} else if strings.TrimSpace(md[k]) == "" {
+		} else if len(splitComma(md[k])) == 0 {
 			out = append(out, fmt.Sprintf("%s is empty: it restricts these hosts to no project at all.", k))
 		}
 	}
 	return out
 }
 
-// validProjectID checks a project id typed into the tenant field.
-func validProjectID(p string) error {
+// validProjectID checks a project id typed into the tenant field with the
+// core's tag rule, and words its refusal for the form.
+func validProjectID(p string) error { return tagError("project", p) }
+
+func validReservationID(id string) error { return tagError("reservation", id) }
+
+func tagError(field, id string) error {
+	e := scheduling.CheckTag(field, id)
 	switch {
-	case p == "":
-		return errors.New("Type a project id.")
-	case strings.ContainsAny(p, ", \t\n"):
-		return errors.New("One project id, without commas or spaces.")
-	case len(p) > 255:
-		return errors.New("A project id has at most 255 characters.")
+	case e == nil:
+		return nil
+	case id == "":
+		return errors.New("Type a " + field + " id.")
 	}
-	return nil
+	return errors.New(upperFirst(e.Msg) + ".")
 }
 
 // reservationIDs lists the reservation ids an aggregate is tagged with.
 func reservationIDs(md map[string]string, prefix string) []string {
 	return scheduling.ReservationTags(md, prefix)
-}
-
-func validReservationID(id string) error {
-	switch {
-	case id == "":
-		return errors.New("Type a reservation id.")
-	case strings.ContainsAny(id, ", \t\n"):
-		return errors.New("One reservation id, without commas or spaces.")
-	case len(id) > 200:
-		return errors.New("A reservation id has at most 200 characters.")
-	}
-	return nil
 }

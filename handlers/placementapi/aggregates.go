@@ -71,9 +71,9 @@ func (api *API) setAggregates(c echo.Context) error {
 	gen := store.AnyGeneration
 	var aggs []string
 	if v.AtLeast(19) {
-		obj, perr := validateObject(body, aggregatesSchema119)
-		if perr != nil {
-			return perr
+		obj, verr := validateObject(body, aggregatesSchema119)
+		if verr != nil {
+			return verr
 		}
 		aggs, _ = validateStrings(obj.Vals["aggregates"], aggregateList)
 		var ok bool

@@ -145,7 +145,7 @@ func (api *API) asError(c echo.Context, status int, err error) *Error {
 	if status == 0 {
 		status = handlers.StatusOf(err)
 	}
-	if status >= 500 {
+	if status >= 500 && !models.Is(models.Unavailable, err) {
 		api.env.Logger().Error("placement API", "path", c.Request().URL.Path, "err", err)
 		return &Error{Status: http.StatusInternalServerError, Msg: "Internal error: something went wrong on our side."}
 	}

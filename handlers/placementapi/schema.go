@@ -101,7 +101,7 @@ func readJSON(c echo.Context) (any, *Error) {
 	// then read again in order.
 	dec := json.NewDecoder(bytes.NewReader(b))
 	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
+	if err = dec.Decode(&raw); err != nil {
 		return nil, badRequest("Malformed JSON: " + err.Error())
 	}
 	if dec.More() {

@@ -12,6 +12,7 @@ import (
 
 	"corral/models"
 	"corral/models/scheduling"
+	"corral/models/store"
 )
 
 // The preview answers kept: the 128 most recent, each at most 1 MiB, so at
@@ -74,6 +75,9 @@ func (h *Handler) APIPreview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err = checkGroupRef(c, live, spec.ServerGroup); err != nil {
+		return err
+	}
 	if spec.Limit == 0 || spec.Limit > bigTraceLimit {
 		// A trace listing every provider is tens of megabytes while it is
 		// built: only a few at once, so that memory stays bounded.
@@ -92,26 +96,27 @@ func (h *Handler) APIPreview(c echo.Context) error {
 	var answer []byte
 	if id == "" {
 		answer, err = h.answers.get(cacheKey(revText, nil, nil, body), func() ([]byte, error) {
-			tr, err := live.snap.Run(spec)
-			if err != nil {
-				return nil, err
+			tr, rerr := live.snap.Run(spec)
+			if rerr != nil {
+				return nil, rerr
 			}
 			return json.Marshal(previewResponse{Trace: tr, Warnings: h.cloudWarnings(ctx)})
 		})
 	} else {
-		d, err := h.env.Store.GetDraft(ctx, id)
+		var d *store.Draft
+		d, err = h.env.Store.GetDraft(ctx, id)
 		if err != nil {
 			return err
 		}
 		version := []byte(strconv.FormatInt(d.Version, 10))
 		answer, err = h.answers.get(cacheKey(revText, []byte(d.ID), version, body), func() ([]byte, error) {
-			ds, err := h.draftWorld(ctx, d, live, rev)
-			if err != nil {
-				return nil, err
+			ds, derr := h.draftWorld(ctx, d, live, rev)
+			if derr != nil {
+				return nil, derr
 			}
-			p, err := scheduling.RunPreview(live.snap, ds.st.snap, spec)
-			if err != nil {
-				return nil, err
+			p, perr := scheduling.RunPreview(live.snap, ds.st.snap, spec)
+			if perr != nil {
+				return nil, perr
 			}
 			return json.Marshal(previewResponse{Trace: p.Trace, Draft: &draftRef{ID: d.ID, Name: d.Name}, Diff: p.Diff, DraftOnly: p.DraftOnly, Warnings: h.cloudWarnings(ctx)})
 		})

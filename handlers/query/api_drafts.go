@@ -130,7 +130,7 @@ func (h *Handler) APICreateDraft(c echo.Context) error {
 		d, err = h.env.Store.RevertDraftApply(ctx, handlers.Actor(c), body.Revert)
 	} else {
 		if len(body.Changes) > 0 {
-			if err := h.checkChanges(ctx, body.Changes); err != nil {
+			if err = h.checkChanges(ctx, body.Changes); err != nil {
 				return err
 			}
 		}
@@ -238,7 +238,7 @@ func (h *Handler) APIAddChanges(c echo.Context) error {
 		return err
 	}
 	changes = append(changes, body.Changes...)
-	if err := h.checkChanges(ctx, changes); err != nil {
+	if err = h.checkChanges(ctx, changes); err != nil {
 		return err
 	}
 	if d, err = h.env.Store.SetDraftChanges(ctx, handlers.Actor(c), d.ID, *body.Version, changes); err != nil {
@@ -272,7 +272,7 @@ func (h *Handler) APIRemoveChange(c echo.Context) error {
 		return models.E(models.NotFound, "change", "draft %s has no change %s (it has %d, from 0)", d.Name, c.Param("n"), len(changes))
 	}
 	changes = slices.Delete(changes, n, n+1)
-	if err := h.checkChanges(ctx, changes); err != nil {
+	if err = h.checkChanges(ctx, changes); err != nil {
 		return err
 	}
 	if d, err = h.env.Store.SetDraftChanges(ctx, handlers.Actor(c), d.ID, version, changes); err != nil {

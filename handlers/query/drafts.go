@@ -27,6 +27,8 @@ func registerDrafts(console *echo.Group, h *Handler, admin echo.MiddlewareFunc) 
 	console.POST("/drafts/:id/changes/:n/delete", h.RemoveChange, admin)
 	console.GET("/drafts/:id/apply", h.ConfirmDraft, admin)
 	console.POST("/drafts/:id/apply", h.ApplyDraft, admin)
+	console.GET("/drafts/:id/rebase", h.RebaseForm, admin)
+	console.POST("/drafts/:id/rebase", h.Rebase, admin)
 	console.GET("/drafts/:id/discard", h.ConfirmDraft, admin)
 	console.POST("/drafts/:id/discard", h.DiscardDraft, admin)
 	console.GET("/drafts/:id/stranded", h.Stranded)
@@ -51,9 +53,9 @@ func (h *Handler) renderDrafts(c echo.Context, status int, name string, errs map
 	for i := range ds {
 		d := &ds[i]
 		cs, _ := d.DraftChanges()
-		conflicts, err := h.env.Store.DraftConflicts(ctx, d)
-		if err != nil {
-			return err
+		conflicts, cerr := h.env.Store.DraftConflicts(ctx, d)
+		if cerr != nil {
+			return cerr
 		}
 		props.Drafts = append(props.Drafts, views.DraftRow{ID: d.ID, Name: d.Name, Author: d.Author,
 			Created: views.When(d.CreatedAt), Changes: len(cs), BaseRevision: d.BaseRevision, Stale: len(conflicts) > 0})

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -185,7 +186,7 @@ func TestDraftForbiddingTheFreePool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Metadata["reservation:freepool"] != "freepool" {
+	if a.Metadata["reservation:freepool"] != scheduling.ReservationTagValue {
 		t.Errorf("free pool metadata after apply = %v", a.Metadata)
 	}
 	if r := c.do("GET", "/drafts/"+id, nil, nil); r.StatusCode != http.StatusNotFound {
@@ -272,6 +273,63 @@ func TestDraftsNeedAnAdmin(t *testing.T) {
 	if r := reader.do("GET", "/drafts", nil, nil); r.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(r.Body)
 		t.Errorf("reader listing drafts: %d %s", r.StatusCode, b)
+	}
+}
+
+// TestRebasePage: a stale draft's page links to the rebase page, which
+// marks the change that no longer applies; rebasing without it makes the
+// draft apply.
+func TestRebasePage(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	st := c.app.Store
+	who := store.Actor{Name: "alice", Via: "cli"}
+	agg, err := st.GetAggregate(ctx, "blazar-freepool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := st.CreateDraft(ctx, who, "stale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err = st.SetDraftChanges(ctx, who, d.ID, d.Version, []scheduling.Change{
+		{Op: scheduling.OpSetMetadata, Aggregate: agg.Name, Key: "ssd", Value: "true"},
+		{Op: scheduling.OpSetMetadata, Aggregate: agg.Name, Key: "doomed", Value: "1"},
+		{Op: scheduling.OpUnsetMetadata, Aggregate: agg.Name, Key: "doomed"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Live, someone sets ssd=false: the draft is stale.
+	if _, err := st.UpdateAggregate(ctx, who, agg.UUID, store.AnyGeneration, func(a *models.Aggregate) error {
+		a.Metadata["ssd"] = "false"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if doc := c.page("/drafts/" + d.ID); doc.Find(`[data-testid="draft-rebase-link"]`).Length() != 1 {
+		t.Fatal("the stale draft's page offers no rebase")
+	}
+	doc := c.page("/drafts/" + d.ID + "/rebase")
+	if n := doc.Find(`[data-testid="rebase-change"]`).Length(); n != 3 {
+		t.Fatalf("%d changes on the rebase page, want 3", n)
+	}
+	if n := doc.Find(`[data-testid="rebase-stale"]`).Length(); n == 0 {
+		t.Error("no change is marked stale")
+	}
+	r := c.form("/drafts/"+d.ID+"/rebase", url.Values{"version": {strconv.FormatInt(d.Version, 10)}, "keep": {"0"}})
+	if r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("rebase: status %d", r.StatusCode)
+	}
+	d, err = st.GetDraft(ctx, d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ApplyDraft(ctx, who, d.ID, d.Version); err != nil {
+		t.Fatalf("apply after rebase: %v", err)
+	}
+	if got, _ := st.GetAggregate(ctx, agg.UUID); got.Metadata["ssd"] != "true" {
+		t.Errorf("after apply: %v", got.Metadata)
 	}
 }
 

@@ -170,9 +170,7 @@ func inlineChanges(live *state, form url.Values) (string, []scheduling.Change, e
 				*dst = v
 			}
 		}
-		for _, c := range scheduling.ChangesBetween(&models.World{Settings: st}, &models.World{Settings: next}) {
-			out = append(out, c)
-		}
+		out = append(out, scheduling.ChangesBetween(&models.World{Settings: st}, &models.World{Settings: next})...)
 		return "Settings", out, nil
 	}
 	return "", nil, models.E(models.Invalid, "impact_form", "unknown form %q", kind)
@@ -313,7 +311,7 @@ func (h *Handler) StageDraft(c echo.Context) error {
 		return err
 	}
 	back := c.Request().Referer()
-	if u, err := url.Parse(back); err != nil || u.Path == "" || !strings.HasPrefix(u.Path, "/") || strings.HasPrefix(u.Path, "//") {
+	if u, perr := url.Parse(back); perr != nil || u.Path == "" || !strings.HasPrefix(u.Path, "/") || strings.HasPrefix(u.Path, "//") {
 		back = "/drafts"
 	} else {
 		back = u.Path

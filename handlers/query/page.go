@@ -31,12 +31,15 @@ func (h *Handler) Page(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err = checkGroupRef(c, live, f.Group); err != nil {
+		return err
+	}
 	res, err := h.evaluate(ctx, &f, live, rev)
 	if err != nil {
 		return err
 	}
 	res.Warnings = h.cloudWarnings(ctx)
-	opts := live.options()
+	opts := visibleOptions(c, live)
 	if opts.Drafts, err = h.draftOptions(ctx); err != nil {
 		return err
 	}
@@ -53,6 +56,9 @@ func (h *Handler) Preview(c echo.Context) error {
 	f := parseForm(c.QueryParams())
 	live, rev, err := h.liveState(ctx)
 	if err != nil {
+		return err
+	}
+	if err = checkGroupRef(c, live, f.Group); err != nil {
 		return err
 	}
 	res, err := h.evaluate(ctx, &f, live, rev)

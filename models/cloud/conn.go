@@ -236,7 +236,7 @@ func (c *Client) negotiate(ctx context.Context) error {
 			MinVersion string `json:"min_version"`
 		} `json:"versions"`
 	}
-	if err := c.rawGet(ctx, c.Placement, "placement", c.Placement.Endpoint, &pv); err != nil {
+	if err = c.rawGet(ctx, c.Placement, "placement", c.Placement.Endpoint, &pv); err != nil {
 		return err
 	}
 	if len(pv.Versions) == 0 {
@@ -369,14 +369,6 @@ func clip(s string) string {
 		s = s[:300] + "…"
 	}
 	return s
-}
-
-// path strips the endpoint from a URL for messages.
-func pathOf(sc *gophercloud.ServiceClient, u string) string {
-	if p, ok := strings.CutPrefix(u, sc.Endpoint); ok {
-		return "/" + p
-	}
-	return u
 }
 
 func serviceName(sc *gophercloud.ServiceClient) string {

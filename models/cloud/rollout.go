@@ -568,7 +568,7 @@ func (c *Client) Rollout(ctx context.Context, st *store.Store, actor store.Actor
 		var cur struct {
 			Aggregates []string `json:"aggregates"`
 		}
-		if err := c.get(ctx, c.Placement, "resource_providers/"+s.Provider+"/aggregates", &cur); err != nil {
+		if err = c.get(ctx, c.Placement, "resource_providers/"+s.Provider+"/aggregates", &cur); err != nil {
 			r.Mirrored = append(r.Mirrored, fmt.Sprintf("%s: %v", s.Host, err))
 			continue
 		}

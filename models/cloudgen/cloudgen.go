@@ -55,18 +55,18 @@ func Small() Config {
 
 // Well-known names in every generated cloud, for tests and benchmarks.
 const (
-	FreePool            = "freepool"         // the reservation free pool aggregate
-	WindowsAggregate    = "windows-licensed" // isolated with trait:CUSTOM_WINDOWS=required
-	WindowsTrait        = "CUSTOM_WINDOWS"   // the isolated aggregate's trait
-	ReservationPrefix   = "reservation:"     // key prefix of reservation tags
-	FlavorSmall         = "m1.small"         // no extra specs
-	FlavorSSD           = "ssd.medium"       // aggregate_instance_extra_specs:ssd=true
-	FlavorReserved      = "reserved.large"   // carries the first reservation's key
-	FlavorWindows       = "windows.medium"   // trait:CUSTOM_WINDOWS=required
-	FlavorGPU           = "gpu.large"        // aggregate_instance_extra_specs:gpu=<in> a100
-	ProjectPrefix       = "project-"         // project ids are project-0, project-1, …
-	HostPrefix          = "cn"               // host names are cn00000, …
-	ReservationPrefixID = "resv-"            // reservation ids are resv-0, …
+	FreePool            = models.FreePoolName // the reservation free pool aggregate
+	WindowsAggregate    = "windows-licensed"  // isolated with trait:CUSTOM_WINDOWS=required
+	WindowsTrait        = "CUSTOM_WINDOWS"    // the isolated aggregate's trait
+	ReservationPrefix   = "reservation:"      // key prefix of reservation tags
+	FlavorSmall         = "m1.small"          // no extra specs
+	FlavorSSD           = "ssd.medium"        // aggregate_instance_extra_specs:ssd=true
+	FlavorReserved      = "reserved.large"    // carries the first reservation's key
+	FlavorWindows       = "windows.medium"    // trait:CUSTOM_WINDOWS=required
+	FlavorGPU           = "gpu.large"         // aggregate_instance_extra_specs:gpu=<in> a100
+	ProjectPrefix       = "project-"          // project ids are project-0, project-1, …
+	HostPrefix          = "cn"                // host names are cn00000, …
+	ReservationPrefixID = "resv-"             // reservation ids are resv-0, …
 )
 
 type gen struct {
@@ -178,7 +178,7 @@ func Generate(cfg Config) *models.World {
 	nRes := take(cfg.ReservationAggregates)
 	for i := 0; i < nRes; i++ {
 		if i == 0 {
-			addAgg(FreePool, nil, map[string]string{ReservationPrefix + "freepool": "freepool"}, block(max(cfg.Hosts/50, 1)))
+			addAgg(FreePool, nil, map[string]string{ReservationPrefix + FreePool: FreePool}, block(max(cfg.Hosts/50, 1)))
 			continue
 		}
 		id := fmt.Sprintf("%s%d", ReservationPrefixID, i-1)

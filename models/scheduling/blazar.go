@@ -20,7 +20,7 @@ import (
 const (
 	// BlazarFreepoolName is [nova] aggregate_freepool_name: the aggregate
 	// holding every host that is free to be reserved.
-	BlazarFreepoolName = "freepool"
+	BlazarFreepoolName = models.FreePoolName
 	// BlazarAZPrefix is [physical:host] blazar_az_prefix: a host
 	// reservation's aggregate has availability zone blazar_<id>.
 	BlazarAZPrefix = "blazar_"

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"corral/models"
 )
@@ -235,46 +234,19 @@ func applyChange(w *models.World, provs map[string]*models.Provider, c Change, a
 		}
 		delete(agg.Metadata, c.Key)
 	case OpAddTenant:
-		if c.Project == "" {
-			return models.E(models.Invalid, at+".project", "add_tenant needs a project")
+		if err := CheckTag("project", c.Project); err != nil {
+			err.Field = at + ".project"
+			return err
 		}
-		for k, v := range agg.Metadata {
-			if IsTenantKey(k) && v == c.Project {
-				return nil // already tagged under its own key
-			}
+		if !slices.Contains(TenantTags(agg.Metadata), c.Project) {
+			agg.Metadata = AddTenantTag(agg.Metadata, c.Project)
 		}
-		// One project per key: the placement pre-filter cannot read lists.
-		key := TenantKeyPrefix
-		for n := 2; ; n++ {
-			if _, used := agg.Metadata[key]; !used {
-				break
-			}
-			key = fmt.Sprintf("%s%d", TenantKeyPrefix, n)
-		}
-		agg.Metadata[key] = c.Project
 	case OpRemoveTenant:
-		found := false
-		for _, k := range sortedKeys(agg.Metadata) {
-			if !IsTenantKey(k) {
-				continue
-			}
-			var keep []string
-			for _, piece := range strings.Split(agg.Metadata[k], ",") {
-				if strings.TrimSpace(piece) == c.Project {
-					found = true
-				} else {
-					keep = append(keep, piece)
-				}
-			}
-			if len(keep) == 0 {
-				delete(agg.Metadata, k)
-			} else {
-				agg.Metadata[k] = strings.Join(keep, ",")
-			}
-		}
+		md, found := RemoveTenantTag(agg.Metadata, c.Project)
 		if !found {
 			return models.E(models.Invalid, at+".project", "aggregate %s has no tenant tag for project %q", agg.Name, c.Project)
 		}
+		agg.Metadata = md
 	case OpAddReservation, OpRemoveReservation:
 		if c.Reservation == "" {
 			return models.E(models.Invalid, at+".reservation", "%s needs a reservation id", c.Op)
@@ -283,13 +255,16 @@ func applyChange(w *models.World, provs map[string]*models.Provider, c Change, a
 		if prefix == "" {
 			prefix = models.DefaultSettings().RequiredMemberPrefix
 		}
-		key := prefix + c.Reservation
 		if c.Op == OpAddReservation {
-			agg.Metadata[key] = c.Reservation
-		} else if _, ok := agg.Metadata[key]; !ok {
-			return models.E(models.Invalid, at+".reservation", "aggregate %s has no reservation tag %s", agg.Name, key)
+			if err := CheckTag("reservation", c.Reservation); err != nil {
+				err.Field = at + ".reservation"
+				return err
+			}
+			agg.Metadata = AddReservationTag(agg.Metadata, prefix, c.Reservation)
+		} else if md, ok := RemoveReservationTag(agg.Metadata, prefix, c.Reservation); !ok {
+			return models.E(models.Invalid, at+".reservation", "aggregate %s has no reservation tag %s", agg.Name, prefix+c.Reservation)
 		} else {
-			delete(agg.Metadata, key)
+			agg.Metadata = md
 		}
 	case OpAddMember, OpRemoveMember:
 		p, ok := provs[c.Provider]

@@ -135,7 +135,7 @@ func TestApplyChangesTags(t *testing.T) {
 	if got := aggByName(d, "aggB").Metadata["filter_tenant_id"]; got != "tC" {
 		t.Errorf("aggB tenants %q, want tC", got)
 	}
-	if got := aggByName(d, "aggC").Metadata; got["ssd"] != "true" || got["reservation:r1"] != "r1" {
+	if got := aggByName(d, "aggC").Metadata; got["ssd"] != "true" || got["reservation:r1"] != ReservationTagValue {
 		t.Errorf("aggC metadata %v", got)
 	}
 	if got := aggByName(d, "aggB").Members; len(got) != 1 || got[0] != "00000000-0000-4000-8000-000000000004" {

@@ -561,16 +561,6 @@ func factoredImpact(m *Impact, projects, flavors, zones []string, lx, dx *impact
 	parallel(jobs)
 
 	n := len(lx.names)
-	var zoneSets []placement.Bitset // per zone: its hosts (same in both worlds' order)
-	for _, z := range zones {
-		zs := placement.NewBitset(n)
-		for i := range lx.zones {
-			if lx.zones[i] == z || dx.zones[i] == z {
-				zs.Set(i)
-			}
-		}
-		zoneSets = append(zoneSets, zs)
-	}
 	var rows []func()
 	for i := range projects {
 		rows = append(rows, func() {

@@ -1,9 +1,11 @@
 package scheduling
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
+	"corral/models"
 	"corral/models/pycompat"
 )
 
@@ -148,4 +150,82 @@ func cleanTags(tags []string, splitCommas bool) map[string]bool {
 		set[t] = true
 	}
 	return set
+}
+
+// TenantProjects splits one tenant key's value the way the tenant filters
+// read it: a comma list, each piece stripped of (Python's) whitespace,
+// empty pieces dropped.
+func TenantProjects(v string) []string {
+	var out []string
+	eachPiece(v, func(t string) bool {
+		if t != "" {
+			out = append(out, t)
+		}
+		return true
+	})
+	return out
+}
+
+// Longest tag ids: a project id is a Keystone id (255), a reservation id
+// is kept short enough that prefix+id fits a 255-character metadata key.
+const (
+	MaxProjectTag     = 255
+	MaxReservationTag = 200
+)
+
+// CheckTag checks one tag id a person or a draft adds: field is "project"
+// or "reservation". A tag is one id: not empty, no comma (it would be read
+// as a list), no whitespace (the filters strip it), not over-long.
+func CheckTag(field, id string) *models.Error {
+	limit := MaxProjectTag
+	if field == "reservation" {
+		limit = MaxReservationTag
+	}
+	switch {
+	case id == "":
+		return models.E(models.Invalid, field, "a %s id is needed", field)
+	case strings.ContainsRune(id, ',') || strings.ContainsFunc(id, pycompat.IsSpace):
+		return models.E(models.Invalid, field, "one %s id, without commas or spaces", field)
+	case len(id) > limit:
+		return models.E(models.Invalid, field, "a %s id has at most %d characters", field, limit)
+	}
+	return nil
+}
+
+// AddTenantTag returns md with project p among its tenants, one project
+// per key (comma lists are rewritten), as SetTenantTags writes them.
+func AddTenantTag(md map[string]string, p string) map[string]string {
+	return SetTenantTags(md, append(TenantTags(md), p))
+}
+
+// RemoveTenantTag returns md without project p among its tenants, and
+// whether p was one.
+func RemoveTenantTag(md map[string]string, p string) (map[string]string, bool) {
+	cur := TenantTags(md)
+	if !slices.Contains(cur, p) {
+		return md, false
+	}
+	return SetTenantTags(md, slices.DeleteFunc(cur, func(x string) bool { return x == p })), true
+}
+
+// AddReservationTag returns md tagged with reservation id under prefix,
+// with the value SetReservationTags writes.
+func AddReservationTag(md map[string]string, prefix, id string) map[string]string {
+	return SetReservationTags(md, prefix, append(ReservationTags(md, prefix), id))
+}
+
+// RemoveReservationTag returns md without reservation id, and whether it
+// was there.
+func RemoveReservationTag(md map[string]string, prefix, id string) (map[string]string, bool) {
+	cur := ReservationTags(md, prefix)
+	if !slices.Contains(cur, id) {
+		return md, false
+	}
+	return SetReservationTags(md, prefix, slices.DeleteFunc(cur, func(x string) bool { return x == id })), true
+}
+
+// IsReservationKey reports whether metadata key k is a reservation tag
+// under prefix.
+func IsReservationKey(k, prefix string) bool {
+	return prefix != "" && strings.HasPrefix(k, prefix) && len(k) > len(prefix)
 }

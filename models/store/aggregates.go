@@ -77,6 +77,9 @@ func (s *Store) ListAggregateSummaries(ctx context.Context, q AggregateQuery) ([
 // listAggregates reads one page into out and lets fill complete it inside
 // the same read transaction.
 func (s *Store) listAggregates(ctx context.Context, q AggregateQuery, out *[]models.Aggregate, fill func(*gorm.DB, []models.Aggregate) error) (int, error) {
+	if err := checkSearch(q.Search); err != nil {
+		return 0, err
+	}
 	col, ok := aggregateSorts[q.Sort]
 	if !ok {
 		return 0, models.E(models.Invalid, "sort", "cannot sort aggregates by %q", q.Sort)
@@ -312,6 +315,11 @@ func (t *txn) createAggregate(agg *models.Aggregate) error {
 	if err := t.setMembers(agg.UUID, nil, members); err != nil {
 		return err
 	}
+	if agg.AvailabilityZone != nil {
+		if err := t.checkZones(members, *agg.AvailabilityZone); err != nil {
+			return err
+		}
+	}
 	return t.audit("create", "aggregate", agg.UUID, agg.Name, nil, agg)
 }
 
@@ -462,13 +470,13 @@ func (t *txn) updateAggregate(aggUUID string, generation int64, fn func(*models.
 	before := cloneAggregate(cur)
 	next := cloneAggregate(cur)
 	if fn != nil {
-		if err := fn(next); err != nil {
+		if err = fn(next); err != nil {
 			return nil, err
 		}
 	}
 	// Identity and bookkeeping are not the caller's to change.
 	next.ID, next.UUID, next.CreatedAt = cur.ID, cur.UUID, cur.CreatedAt
-	if err := validateAggregate(next); err != nil {
+	if err = validateAggregate(next); err != nil {
 		return nil, err
 	}
 	syncAZ(before, next)
@@ -496,6 +504,15 @@ func (t *txn) updateAggregate(aggUUID string, generation int64, fn func(*models.
 	}
 	if err := t.setMembers(cur.UUID, cur.Members, members); err != nil {
 		return nil, err
+	}
+	if next.AvailabilityZone != nil {
+		check := members
+		if ptrStr(before.AvailabilityZone) == *next.AvailabilityZone {
+			check, _ = diffSorted(cur.Members, members)
+		}
+		if err := t.checkZones(check, *next.AvailabilityZone); err != nil {
+			return nil, err
+		}
 	}
 	if err := t.audit("update", "aggregate", cur.UUID, next.Name, before, next); err != nil {
 		return nil, err
@@ -578,4 +595,40 @@ func (s *Store) DeleteAggregate(ctx context.Context, a Actor, aggUUID string, ge
 		}
 		return t.audit("delete", "aggregate", cur.UUID, cur.Name, cur, nil)
 	})
+}
+
+// checkZones runs the zone rule (models.CheckZones) for providers inside the
+// write: every write holds the revision row's lock, so no other write can
+// slip a membership in between this read and the commit. wanted is the zone
+// of the aggregate being changed, if any. Only hosts count: a sharing
+// provider may serve aggregates in several zones.
+func (t *txn) checkZones(providers []string, wanted string) error {
+	var ms []models.ZoneMembership
+	for rest := providers; len(rest) > 0; {
+		n := min(len(rest), 500)
+		var got []struct {
+			Provider, Name, Zone string
+			ParentUUID           *string
+			Traits               []byte
+		}
+		if err := t.tx.Table("aggregate_members AS m").
+			Select("m.provider_uuid AS provider, p.name AS name, a.availability_zone AS zone, p.parent_uuid AS parent_uuid, p.traits AS traits").
+			Joins("JOIN aggregates a ON a.uuid = m.aggregate_uuid").
+			Joins("JOIN providers p ON p.uuid = m.provider_uuid").
+			Where("m.provider_uuid IN ? AND a.availability_zone IS NOT NULL AND a.availability_zone <> ''", rest[:n]).
+			Scan(&got).Error; err != nil {
+			return err
+		}
+		for _, g := range got {
+			p := models.Provider{ParentUUID: g.ParentUUID}
+			if err := decodeJSONColumn(g.Traits, &p.Traits); err != nil {
+				return err
+			}
+			if p.IsHost() {
+				ms = append(ms, models.ZoneMembership{Provider: g.Provider, Name: g.Name, Zone: g.Zone})
+			}
+		}
+		rest = rest[n:]
+	}
+	return models.CheckZones(ms, wanted)
 }

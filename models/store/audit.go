@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"gorm.io/gorm"
 
@@ -16,8 +19,32 @@ type AuditQuery struct {
 	ObjectID   string
 	Since      time.Time // inclusive; zero = no bound
 	Until      time.Time // exclusive; zero = no bound
-	Offset     int
-	Limit      int // <= 0: all
+	// OnlyProject limits the events to those of Project (a non-admin's
+	// view); with an empty Project nothing matches.
+	OnlyProject bool
+	Project     string
+	Offset      int
+	Limit       int // <= 0: all
+}
+
+// projectEvents keeps the events of a project's objects: its server
+// groups and servers (whose recorded JSON, before or after, names the
+// project) and its quotas (object id "<project>/<resource>"). The match
+// is case-sensitive on both databases, as project ids are.
+func (s *Store) projectEvents(q *gorm.DB, project string) *gorm.DB {
+	if project == "" {
+		return q.Where("1 = 0")
+	}
+	js, _ := json.Marshal(project)
+	needle := `"project_id":` + string(js)
+	find := "instr(%s, ?) > 0"
+	if s.postgres {
+		find = "strpos(%s, ?) > 0"
+	}
+	prefix := project + "/"
+	return q.Where("((object_type IN ('server_group', 'server') AND ("+fmt.Sprintf(find, "before")+" OR "+fmt.Sprintf(find, "after")+
+		")) OR (object_type = 'quota' AND substr(object_id, 1, ?) = ?))",
+		needle, needle, utf8.RuneCountInString(prefix), prefix)
 }
 
 // ListAudit returns one page of events and the total matching.
@@ -34,6 +61,9 @@ func (s *Store) ListAudit(ctx context.Context, q AuditQuery) ([]models.AuditEven
 		}
 		if q.ObjectID != "" {
 			base = base.Where("object_id = ?", q.ObjectID)
+		}
+		if q.OnlyProject {
+			base = s.projectEvents(base, q.Project)
 		}
 		if !q.Since.IsZero() {
 			base = base.Where("at >= ?", q.Since.UTC())

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"maps"
 	"reflect"
 	"slices"
@@ -198,18 +200,20 @@ func (s *Store) SetDraftChanges(ctx context.Context, a Actor, id string, version
 	touches := TouchesOf(changes)
 	var out *Draft
 	err = s.draftWrite(ctx, a, func(t *txn) error {
-		d, err := findDraft(t.tx, id)
-		if err != nil {
-			return err
+		d, ferr := findDraft(t.tx, id)
+		if ferr != nil {
+			return ferr
 		}
 		if d.Version != version {
 			return models.E(models.Conflict, "version", "draft %s was changed by someone else — reload", d.Name)
 		}
 		before := draftAudit(d)
-		gens := d.Generations
+		// Keep what was recorded for objects still touched, and forget the
+		// rest: a removed change must not keep the draft stale.
+		gens := map[string]int64{}
 		for _, tc := range touches {
-			if err := recordTouch(t.tx, gens, tc); err != nil {
-				return err
+			if kerr := keepTouch(t.tx, d.Generations, gens, tc); kerr != nil {
+				return kerr
 			}
 		}
 		next := *d
@@ -315,6 +319,171 @@ func recordTouch(tx *gorm.DB, gens map[string]int64, tc DraftTouch) error {
 		}
 	}
 	return nil
+}
+
+// keepTouch records in gens the generation old holds for the object tc
+// names, or its live generation when old has none.
+func keepTouch(tx *gorm.DB, old, gens map[string]int64, tc DraftTouch) error {
+	key := ""
+	switch {
+	case tc.Settings:
+		key = draftSettingsKey
+	case tc.NewAggregate != "":
+		key = draftNamePrefix + tc.NewAggregate
+	case tc.Aggregate != "":
+		agg, err := findAggregate(tx, tc.Aggregate)
+		if err != nil {
+			return err
+		}
+		key = draftAggPrefix + agg.UUID
+	}
+	if g, ok := old[key]; ok && key != "" {
+		gens[key] = g
+		return nil
+	}
+	return recordTouch(tx, gens, tc)
+}
+
+// DraftChangeCheck is one change of a draft checked against the live
+// world: Stale when an object it touches changed since the draft recorded
+// it, Problem when it no longer applies (after the changes before it).
+type DraftChangeCheck struct {
+	Index   int
+	Change  scheduling.Change
+	Stale   bool
+	Problem string
+}
+
+// CheckDraft checks each change of d against the live world, in order, as
+// a rebase would: a change that does not apply is skipped for the ones
+// after it.
+func (s *Store) CheckDraft(ctx context.Context, d *Draft) ([]DraftChangeCheck, error) {
+	var out []DraftChangeCheck
+	err := s.readTx(ctx, func(tx *gorm.DB) error {
+		var err error
+		out, err = checkDraft(tx, d, nil)
+		return err
+	})
+	return out, mapErr("store.CheckDraft", err)
+}
+
+// checkDraft checks d's changes, those with keep[i] false left out (nil
+// keeps all), and returns the checks of the kept ones.
+func checkDraft(tx *gorm.DB, d *Draft, keep []bool) ([]DraftChangeCheck, error) {
+	changes, err := d.DraftChanges()
+	if err != nil {
+		return nil, err
+	}
+	if keep != nil && len(keep) != len(changes) {
+		return nil, models.E(models.Invalid, "keep", "the draft has %d changes, %d were reviewed — reload", len(changes), len(keep))
+	}
+	w, err := loadWorld(tx)
+	if err != nil {
+		return nil, err
+	}
+	var out []DraftChangeCheck
+	for i, c := range changes {
+		if keep != nil && !keep[i] {
+			continue
+		}
+		ck := DraftChangeCheck{Index: i, Change: c}
+		for _, tc := range TouchesOf([]scheduling.Change{c}) {
+			probe := &Draft{Generations: map[string]int64{}}
+			if err := keepTouch(tx, d.Generations, probe.Generations, tc); err != nil {
+				if models.KindOf(err) == models.Internal {
+					return nil, err
+				}
+				ck.Stale = true
+				continue
+			}
+			stale, err := draftConflicts(tx, probe)
+			if err != nil {
+				return nil, err
+			}
+			ck.Stale = ck.Stale || len(stale) > 0
+		}
+		next, err := scheduling.ApplyChanges(w, []scheduling.Change{c})
+		if err != nil {
+			if models.KindOf(err) == models.Internal {
+				return nil, err
+			}
+			var ce *models.Error
+			if errors.As(err, &ce) && ce.Msg != "" {
+				ck.Problem = ce.Msg
+			} else {
+				ck.Problem = err.Error()
+			}
+		} else {
+			w = next
+		}
+		out = append(out, ck)
+	}
+	return out, nil
+}
+
+// RebaseDraft brings a stale draft onto the live world: the changes with
+// keep[i] false are dropped, every kept one must apply to the live world
+// (in order), and the draft then records the live generations, so it
+// applies unless something changes again. version is the draft version
+// the person reviewed.
+func (s *Store) RebaseDraft(ctx context.Context, a Actor, id string, version int64, keep []bool) (*Draft, error) {
+	const op = "store.RebaseDraft"
+	var out *Draft
+	err := s.draftWrite(ctx, a, func(t *txn) error {
+		d, err := findDraft(t.tx, id)
+		if err != nil {
+			return err
+		}
+		if d.Version != version {
+			return models.E(models.Conflict, "version", "draft %s was changed since you reviewed it — reload", d.Name)
+		}
+		checks, err := checkDraft(t.tx, d, keep)
+		if err != nil {
+			return err
+		}
+		var kept []scheduling.Change
+		for _, ck := range checks {
+			if ck.Problem != "" {
+				return models.E(models.Conflict, fmt.Sprintf("changes[%d]", ck.Index), "change %d no longer applies: %s; drop it to rebase", ck.Index+1, ck.Problem)
+			}
+			kept = append(kept, ck.Change)
+		}
+		if kept == nil {
+			kept = []scheduling.Change{}
+		}
+		data, err := json.Marshal(kept)
+		if err != nil {
+			return err
+		}
+		gens := map[string]int64{}
+		for _, tc := range TouchesOf(kept) {
+			if err := recordTouch(t.tx, gens, tc); err != nil {
+				return err
+			}
+		}
+		var rev int64
+		if err := t.tx.Raw("SELECT revision FROM corral_revision WHERE id = 1").Scan(&rev).Error; err != nil {
+			return err
+		}
+		before := draftAudit(d)
+		next := *d
+		next.Changes, next.Generations, next.BaseRevision = string(data), gens, rev
+		next.Version, next.UpdatedAt = d.Version+1, t.now
+		res := t.tx.Model(&Draft{}).Where("id = ? AND version = ?", d.ID, d.Version).
+			Select("changes", "generations", "base_revision", "version", "updated_at").Updates(&next)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return models.E(models.Conflict, "version", "draft %s was changed by someone else — reload", d.Name)
+		}
+		out = &next
+		return t.audit("rebase", "draft", d.ID, d.Name, before, draftAudit(&next))
+	})
+	if err != nil {
+		return nil, mapErr(op, err)
+	}
+	return out, nil
 }
 
 // findGroupByRef finds a server group by UUID, or by a name unique (within

@@ -260,7 +260,7 @@ func TestApplyDraftWritesEveryChangeAtOnce(t *testing.T) {
 			got[a.Name] = fmt.Sprint(a.Metadata, ms)
 		}
 		want := map[string]string{
-			"aggA":        "map[reservation:freepool:freepool ssd:true] [cn1 cn2]",
+			"aggA":        "map[reservation:freepool:true ssd:true] [cn1 cn2]",
 			"aggB":        "map[] [cn2]",
 			"tenant-acme": "map[filter_tenant_id:acme] [cn1]",
 		}
@@ -357,6 +357,72 @@ func TestApplyDraftIsAllOrNothing(t *testing.T) {
 		}
 		if _, err := s.GetAggregate(ctx, "aggB"); models.KindOf(err) != models.NotFound {
 			t.Errorf("aggB after the delete = %v, want not found", err)
+		}
+	})
+}
+
+// TestStaleDraftCanBeRebased: a draft gone stale recovers when its
+// conflicting change is removed, and a rebase checks each change against
+// live data, reports the stale and the broken ones, drops what the person
+// drops and leaves a draft that applies.
+func TestStaleDraftCanBeRebased(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		a, b := seedTwoHosts(t, s)
+		d := draftWith(t, s,
+			scheduling.Change{Op: scheduling.OpSetMetadata, Aggregate: "aggA", Key: "ssd", Value: "true"},
+			scheduling.Change{Op: scheduling.OpSetMetadata, Aggregate: "aggB", Key: "gpu", Value: "1"},
+			scheduling.Change{Op: scheduling.OpRemoveMember, Aggregate: "aggB", Provider: "cn2"},
+		)
+		// Someone edits aggB live: the draft is stale, and its last change
+		// no longer applies (cn2 left aggB).
+		if _, err := s.UpdateAggregate(ctx, draftActor, b.UUID, store.AnyGeneration, func(x *models.Aggregate) error {
+			x.Members = nil
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ApplyDraft(ctx, draftActor, d.ID, d.Version); models.KindOf(err) != models.Conflict {
+			t.Fatalf("stale draft applied: %v", err)
+		}
+		checks, err := s.CheckDraft(ctx, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(checks) != 3 || checks[0].Stale || checks[0].Problem != "" || !checks[1].Stale || checks[1].Problem != "" || !checks[2].Stale || checks[2].Problem == "" {
+			t.Fatalf("checks = %+v", checks)
+		}
+		if _, err := s.RebaseDraft(ctx, draftActor, d.ID, d.Version, []bool{true, true, true}); models.KindOf(err) != models.Conflict || models.FieldOf(err) != "changes[2]" {
+			t.Fatalf("rebase keeping a broken change: %v", err)
+		}
+		d, err = s.RebaseDraft(ctx, draftActor, d.ID, d.Version, []bool{true, true, false})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ApplyDraft(ctx, draftActor, d.ID, d.Version); err != nil {
+			t.Fatalf("rebased draft: %v", err)
+		}
+		if got, _ := s.GetAggregate(ctx, b.UUID); got.Metadata["gpu"] != "1" {
+			t.Errorf("aggB after apply: %v", got.Metadata)
+		}
+
+		// Removing the change that conflicts is enough on its own.
+		d = draftWith(t, s,
+			scheduling.Change{Op: scheduling.OpSetMetadata, Aggregate: "aggA", Key: "x", Value: "1"},
+			scheduling.Change{Op: scheduling.OpSetMetadata, Aggregate: "aggB", Key: "y", Value: "1"},
+		)
+		if _, err := s.UpdateAggregate(ctx, draftActor, a.UUID, store.AnyGeneration, func(x *models.Aggregate) error {
+			x.Metadata["z"] = "1"
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		d, err = s.SetDraftChanges(ctx, draftActor, d.ID, d.Version, []scheduling.Change{{Op: scheduling.OpSetMetadata, Aggregate: "aggB", Key: "y", Value: "1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ApplyDraft(ctx, draftActor, d.ID, d.Version); err != nil {
+			t.Errorf("draft without its conflicting change: %v", err)
 		}
 	})
 }

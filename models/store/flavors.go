@@ -20,6 +20,9 @@ type FlavorQuery struct {
 
 // ListFlavors returns one page of flavors and the total matching.
 func (s *Store) ListFlavors(ctx context.Context, q FlavorQuery) ([]models.Flavor, int, error) {
+	if err := checkSearch(q.Search); err != nil {
+		return nil, 0, err
+	}
 	var out []models.Flavor
 	var total int64
 	err := s.readTx(ctx, func(tx *gorm.DB) error {

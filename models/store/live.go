@@ -134,14 +134,14 @@ func (l *Live) Get(ctx context.Context) (*scheduling.Snapshot, int64, error) {
 		return v.snap, v.rev, nil
 	}
 	if v != nil && rev > v.rev {
-		nv, err := l.update(ctx, v)
+		nv, uerr := l.update(ctx, v)
 		switch {
-		case err == nil:
+		case uerr == nil:
 			l.cur.Store(nv)
 			l.Updates.Add(1)
 			return nv.snap, nv.rev, nil
-		case !errors.Is(err, errRebuild):
-			return nil, 0, err
+		case !errors.Is(uerr, errRebuild):
+			return nil, 0, uerr
 		}
 	}
 	w, wrev, err := l.s.LoadWorld(ctx)
@@ -217,9 +217,9 @@ func (l *Live) update(ctx context.Context, v *liveValue) (*liveValue, error) {
 			var fresh []models.Provider
 			for rest := provs; len(rest) > 0; {
 				n := min(len(rest), 500)
-				part, err := scanProviderRows(tx.Model(&models.Provider{}).Where("uuid IN ?", rest[:n]), n)
-				if err != nil {
-					return err
+				part, serr := scanProviderRows(tx.Model(&models.Provider{}).Where("uuid IN ?", rest[:n]), n)
+				if serr != nil {
+					return serr
 				}
 				fresh = append(fresh, part...)
 				rest = rest[n:]

@@ -43,6 +43,9 @@ var ProviderKinds = []string{ProviderKindRoot, ProviderKindHost, ProviderKindSha
 
 // ListProviders returns one page of providers and the total matching.
 func (s *Store) ListProviders(ctx context.Context, q ProviderQuery) ([]models.Provider, int, error) {
+	if err := checkSearch(q.Search); err != nil {
+		return nil, 0, err
+	}
 	var out []models.Provider
 	var total int64
 	if q.Kind != "" && !slices.Contains(ProviderKinds, q.Kind) {
@@ -467,7 +470,8 @@ func (s *Store) DeleteProvider(ctx context.Context, a Actor, provUUID string, ge
 			return staleErr("resource provider", cur.Name)
 		}
 		if cur.IsHost() {
-			hosted, err := t.serversOn(cur.Name)
+			var hosted []string
+			hosted, err = t.serversOn(cur.Name)
 			if err != nil {
 				return err
 			}
@@ -476,7 +480,7 @@ func (s *Store) DeleteProvider(ctx context.Context, a Actor, provUUID string, ge
 			}
 		}
 		var kids []string
-		if err := t.tx.Model(&models.Provider{}).Where("parent_uuid = ?", cur.UUID).Order("name").Limit(5).Pluck("name", &kids).Error; err != nil {
+		if err = t.tx.Model(&models.Provider{}).Where("parent_uuid = ?", cur.UUID).Order("name").Limit(5).Pluck("name", &kids).Error; err != nil {
 			return err
 		}
 		if len(kids) > 0 {
@@ -547,7 +551,7 @@ func (s *Store) SetProviderAggregates(ctx context.Context, a Actor, provUUID str
 		}
 		want := slices.Clone(aggUUIDs)
 		for _, u := range want {
-			if _, err := uuid.Parse(u); err != nil {
+			if _, err = uuid.Parse(u); err != nil {
 				return models.E(models.Invalid, "aggregates", "%q is not a uuid", u)
 			}
 		}
@@ -579,6 +583,11 @@ func (s *Store) SetProviderAggregates(ctx context.Context, a Actor, provUUID str
 		}
 		if err := t.bumpAggregates(append(slices.Clone(added), removed...)); err != nil {
 			return err
+		}
+		if len(added) > 0 {
+			if err := t.checkZones([]string{cur.UUID}, ""); err != nil {
+				return err
+			}
 		}
 		newGen = o.nextGeneration(cur.Generation)
 		res := t.tx.Model(&models.Provider{}).Where("uuid = ? AND generation = ?", cur.UUID, cur.Generation).

@@ -97,16 +97,8 @@ func validateGroup(g *models.ServerGroup) error {
 	default:
 		return models.E(models.Invalid, "policy", "unknown policy %q (want affinity, anti-affinity, soft-affinity or soft-anti-affinity)", g.Policy)
 	}
-	if len(g.Rules) > 0 && g.Policy != models.PolicyAntiAffinity {
-		return models.E(models.Invalid, "rules", "Only anti-affinity policy supports rules.")
-	}
-	for k, v := range g.Rules {
-		if k != models.RuleMaxServerPerHost {
-			return models.E(models.Invalid, "rules", "unknown rule %q (only %s)", k, models.RuleMaxServerPerHost)
-		}
-		if v < 1 {
-			return models.E(models.Invalid, "rules", "%s must be at least 1, not %d", k, v)
-		}
+	if err := models.CheckGroupRules(g.Policy, g.Rules); err != nil {
+		return err
 	}
 	return nil
 }
@@ -230,7 +222,7 @@ func (t *txn) createServerGroup(g *models.ServerGroup) error {
 		}
 		if limit >= 0 {
 			var n int64
-			if err := t.tx.Model(&models.ServerGroup{}).Where("project_id = ?", g.ProjectID).Count(&n).Error; err != nil {
+			if err = t.tx.Model(&models.ServerGroup{}).Where("project_id = ?", g.ProjectID).Count(&n).Error; err != nil {
 				return err
 			}
 			if int(n)+1 > limit {
@@ -291,13 +283,13 @@ func (t *txn) updateServerGroup(id string, generation int64, fn func(*models.Ser
 		next.Rules = maps.Clone(cur.Rules)
 		next.Members = slices.Clone(cur.Members)
 		if fn != nil {
-			if err := fn(&next); err != nil {
+			if err = fn(&next); err != nil {
 				return err
 			}
 		}
 		next.UUID, next.CreatedAt = cur.UUID, cur.CreatedAt
 		normaliseGroup(&next)
-		if err := validateGroup(&next); err != nil {
+		if err = validateGroup(&next); err != nil {
 			return err
 		}
 		if next.Members, err = t.checkMembers(cur.UUID, next.Members); err != nil {

@@ -21,6 +21,9 @@ type ServerQuery struct {
 
 // ListServers returns one page of servers and the total matching.
 func (s *Store) ListServers(ctx context.Context, q ServerQuery) ([]models.Server, int, error) {
+	if err := checkSearch(q.Search); err != nil {
+		return nil, 0, err
+	}
 	var out []models.Server
 	var total int64
 	err := s.readTx(ctx, func(tx *gorm.DB) error {

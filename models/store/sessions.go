@@ -278,6 +278,20 @@ func (s *Store) EndUserSessions(ctx context.Context, a Actor, userID int64) (int
 		if n, err = deleteUserSessions(tx, u.ID); err != nil {
 			return err
 		}
+		var revoked int64
+		if err := tx.Model(&models.APIToken{}).Where("user_id = ? AND revoked_at IS NULL", u.ID).Count(&revoked).Error; err != nil {
+			return err
+		}
+		if revoked > 0 {
+			// Cached token answers are kept per revision: move it, as
+			// every other change to tokens does.
+			if err := tx.Exec("UPDATE corral_revision SET revision = revision + 1 WHERE id = 1").Error; err != nil {
+				return err
+			}
+			if err := t.revokeTokens(u, "signed out everywhere"); err != nil {
+				return err
+			}
+		}
 		return t.audit("sign-out-everywhere", "user", itoa(u.ID), u.Name, nil, map[string]any{"sessions_ended": n})
 	})
 	return int(n), mapErr(op, err)

@@ -31,12 +31,18 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"net"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -73,14 +79,8 @@ type Store struct {
 	syncMu   sync.Mutex // the cloud-sync lock on SQLite (see TrySyncLock)
 }
 
-// Tables the models package does not describe.
-type revisionRow struct {
-	ID       int   `gorm:"primaryKey;autoIncrement:false"`
-	Revision int64 `gorm:"not null;default:0"`
-}
-
-func (revisionRow) TableName() string { return "corral_revision" }
-
+// Tables the models package does not describe (corral_revision has no
+// type: it is read and written with plain SQL).
 type settingsRow struct {
 	ID         int    `gorm:"primaryKey;autoIncrement:false"`
 	Data       string `gorm:"type:text;not null"`
@@ -126,6 +126,9 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		sqlDB.SetConnMaxIdleTime(time.Minute)
 		s.db, s.rdb, s.postgres = db, db, true
 	} else {
+		if err := createPrivate(dsn); err != nil {
+			return nil, models.Wrap(op, err)
+		}
 		w, err := openSQLite(ctx, sqliteDSN(dsn, "immediate"), cfg)
 		if err != nil {
 			return nil, models.Wrap(op, fmt.Errorf("open sqlite %s: %w", dsn, err))
@@ -150,6 +153,25 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, models.Wrap(op, err)
 	}
 	return s, nil
+}
+
+// createPrivate creates a new SQLite file readable by its owner only: it
+// holds cookie keys and password hashes. SQLite gives the WAL and shared
+// memory files the database file's permissions. An existing file is left
+// as its owner set it.
+func createPrivate(dsn string) error {
+	path := strings.TrimPrefix(dsn, "file:")
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create sqlite %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 // openSQLite opens a connection pool, retrying while another process holds
@@ -384,6 +406,9 @@ func mapErr(op string, err error) error {
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return &models.Error{Op: op, Kind: models.NotFound, Msg: "not found", Err: err}
 	}
+	if unavailable(err) {
+		return &models.Error{Op: op, Kind: models.Unavailable, Msg: "the database is unavailable or busy; try again in a moment", Err: err}
+	}
 	var se sqlite3.Error
 	if errors.As(err, &se) {
 		switch se.ExtendedCode {
@@ -420,6 +445,38 @@ func mapErr(op string, err error) error {
 	return &models.Error{Op: op, Kind: models.Internal, Err: err}
 }
 
+// unavailable reports whether err says the database could not be reached
+// or was too busy (a restarting PostgreSQL, a broken connection, SQLite
+// still locked after the busy timeout): a state that passes, so a 503, not
+// a 500. database/sql replaces broken connections, so the next request
+// after the database is back succeeds.
+func unavailable(err error) bool {
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
+		return true
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		// Class 08: connection exceptions; 57P01-57P03: the server is
+		// shutting down or starting.
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		return se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "conn closed") || strings.Contains(msg, "failed to connect") || strings.Contains(msg, "connection reset")
+}
+
 // staleErr is the message every generation mismatch carries.
 func staleErr(what, id string) error {
 	return models.E(models.Conflict, "generation", "%s %s was changed by someone else — reload", what, id)
@@ -434,6 +491,17 @@ func page(q *gorm.DB, offset, limit int) *gorm.DB {
 		q = q.Limit(limit)
 	}
 	return q
+}
+
+// MaxSearch bounds a list's search text: a pattern is matched against
+// every row, and SQLite refuses LIKE patterns over 50,000 bytes.
+const MaxSearch = 255
+
+func checkSearch(s string) error {
+	if len(s) > MaxSearch {
+		return models.E(models.Invalid, "search", "a search has at most %d characters", MaxSearch)
+	}
+	return nil
 }
 
 // likePattern builds a case-insensitive substring pattern with LIKE's

@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -160,3 +162,26 @@ func TestAggregateLifecycle(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestSQLiteFilesArePrivate: a new database file and its WAL are readable
+// by their owner only (they hold cookie keys and password hashes).
+func TestSQLiteFilesArePrivate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "private.db")
+	s, err := store.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.CreateUser(context.Background(), store.Actor{Name: "test"}, "u", "a long enough password", models.RoleAdmin, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, path + "-wal"} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if perm := fi.Mode().Perm(); perm != 0o600 {
+			t.Errorf("%s has mode %v, want -rw-------", filepath.Base(p), perm)
+		}
+	}
+}

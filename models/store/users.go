@@ -60,14 +60,14 @@ func (s *Store) CreateUser(ctx context.Context, a Actor, name, password string, 
 	err = s.write(ctx, a, "store.CreateUser", func(t *txn) error {
 		t.keepsWorld() // no part of the world
 		var n int64
-		if err := t.tx.Model(&models.User{}).Where("name = ?", name).Count(&n).Error; err != nil {
+		if err = t.tx.Model(&models.User{}).Where("name = ?", name).Count(&n).Error; err != nil {
 			return err
 		}
 		if n > 0 {
 			return models.E(models.Conflict, "name", "a user named %q already exists", name)
 		}
 		u.CreatedAt, u.UpdatedAt = t.now, t.now
-		if err := t.tx.Create(u).Error; err != nil {
+		if err = t.tx.Create(u).Error; err != nil {
 			return err
 		}
 		return t.audit("create", "user", itoa(u.ID), u.Name, nil, u)
@@ -100,8 +100,12 @@ func (s *Store) SetPassword(ctx context.Context, a Actor, name, password string)
 		if err := t.tx.Model(u).UpdateColumns(map[string]any{"password_hash": string(hash), "updated_at": t.now}).Error; err != nil {
 			return err
 		}
-		// Whoever knew the old password may hold a session: end them all.
+		// Whoever knew the old password may hold a session or have made a
+		// token with it: end them all.
 		if err := t.endSessions(u, "password changed"); err != nil {
+			return err
+		}
+		if err := t.revokeTokens(u, "password changed"); err != nil {
 			return err
 		}
 		// The hash itself never goes into the audit log.
@@ -247,6 +251,9 @@ func (s *Store) CreateToken(ctx context.Context, a Actor, userName, tokenName st
 	}
 	plain := base64.RawURLEncoding.EncodeToString(raw)
 	tok := &models.APIToken{Name: strings.TrimSpace(tokenName), Hash: hashToken(plain), Prefix: plain[:8]}
+	if len(tok.Name) > 255 {
+		return "", nil, models.E(models.Invalid, "name", "a token name has at most 255 characters")
+	}
 	err := s.write(ctx, a, "store.CreateToken", func(t *txn) error {
 		t.keepsWorld() // no part of the world
 		u, err := findUser(t.tx, "name = ?", userName)
@@ -278,7 +285,6 @@ const tokenTouchInterval = time.Minute
 // the first request after a revocation, here or on another replica. An
 // API client then costs one tiny query per request instead of two lookups.
 func (s *Store) UserByToken(ctx context.Context, plain string) (*models.User, *models.APIToken, error) {
-	const op = "store.UserByToken"
 	if plain == "" {
 		return nil, nil, models.E(models.Unauthorized, "", "invalid or revoked token")
 	}
@@ -341,6 +347,17 @@ func (s *Store) ListTokens(ctx context.Context, userID int64) ([]models.APIToken
 	return out, mapErr("store.ListTokens", err)
 }
 
+// revokeTokens revokes every live API token of u inside the transaction
+// of a change that ends u's access (a password change, signing out
+// everywhere), and records how many in the audit log.
+func (t *txn) revokeTokens(u *models.User, reason string) error {
+	res := t.tx.Model(&models.APIToken{}).Where("user_id = ? AND revoked_at IS NULL", u.ID).UpdateColumn("revoked_at", t.now)
+	if res.Error != nil || res.RowsAffected == 0 {
+		return res.Error
+	}
+	return t.audit("revoke-tokens", "user", itoa(u.ID), u.Name, nil, map[string]any{"tokens_revoked": res.RowsAffected, "reason": reason})
+}
+
 // RevokeToken revokes a token; revoking it again changes nothing.
 func (s *Store) RevokeToken(ctx context.Context, a Actor, id int64) error {
 	return s.write(ctx, a, "store.RevokeToken", func(t *txn) error {
@@ -383,7 +400,7 @@ func (s *Store) SessionKeys(ctx context.Context) ([][]byte, error) {
 		row.ID = 1
 		// Two replicas starting at once both try id 1; one insert wins and
 		// both read the winner's keys back.
-		if err := s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(row).Error; err != nil {
+		if err = s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(row).Error; err != nil {
 			return nil, mapErr(op, err)
 		}
 		if rows, err = s.sessionKeyRows(ctx); err != nil {

@@ -51,7 +51,7 @@ func loadWorld(tx *gorm.DB) (*models.World, error) {
 	if w.Providers, err = scanProviders(tx); err != nil {
 		return nil, err
 	}
-	if err := tx.Order("id").Find(&w.Aggregates).Error; err != nil {
+	if err = tx.Order("id").Find(&w.Aggregates).Error; err != nil {
 		return nil, err
 	}
 	idx := make(map[string]int, len(w.Aggregates))
@@ -68,7 +68,7 @@ func loadWorld(tx *gorm.DB) (*models.World, error) {
 	}
 	var aggUUID, provUUID string
 	for rows.Next() {
-		if err := rows.Scan(&aggUUID, &provUUID); err != nil {
+		if err = rows.Scan(&aggUUID, &provUUID); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -77,10 +77,10 @@ func loadWorld(tx *gorm.DB) (*models.World, error) {
 		}
 	}
 	rows.Close()
-	if err := rows.Err(); err != nil {
+	if err = rows.Err(); err != nil {
 		return nil, err
 	}
-	if err := tx.Order("name, id").Find(&w.Flavors).Error; err != nil {
+	if err = tx.Order("name, id").Find(&w.Flavors).Error; err != nil {
 		return nil, err
 	}
 	for i := range w.Flavors {
@@ -89,7 +89,7 @@ func loadWorld(tx *gorm.DB) (*models.World, error) {
 	if w.Servers, err = scanServers(tx); err != nil {
 		return nil, err
 	}
-	if err := tx.Order("created_at, uuid").Find(&w.ServerGroups).Error; err != nil {
+	if err = tx.Order("created_at, uuid").Find(&w.ServerGroups).Error; err != nil {
 		return nil, err
 	}
 	for i := range w.ServerGroups {
@@ -164,6 +164,9 @@ func (t *txn) importWorld(cur, in *models.World, replace bool) error {
 	if err := validateWorld(merged); err != nil {
 		return err
 	}
+	if err := checkWorldZones(merged); err != nil {
+		return err
+	}
 	if err := t.rewriteWorld(cur, in, merged); err != nil {
 		return err
 	}
@@ -181,7 +184,14 @@ func cloneWorld(w *models.World) *models.World {
 		c.Providers = append(c.Providers, *cloneProvider(&p))
 	}
 	for _, a := range w.Aggregates {
-		c.Aggregates = append(c.Aggregates, *cloneAggregate(&a))
+		cp := cloneAggregate(&a)
+		if a.Members == nil {
+			cp.Members = nil // not in the file: a merge keeps the current ones
+		}
+		if a.Metadata == nil {
+			cp.Metadata = nil // likewise
+		}
+		c.Aggregates = append(c.Aggregates, *cp)
 	}
 	for _, f := range w.Flavors {
 		f.ExtraSpecs = maps.Clone(f.ExtraSpecs)
@@ -363,6 +373,9 @@ func mergeWorld(cur, in *models.World, replace bool) *models.World {
 	m := &models.World{Settings: settingsAfterImport(cur.Settings, in.Settings, replace)}
 	m.Providers = slices.Clone(in.Providers)
 	m.Aggregates = slices.Clone(in.Aggregates)
+	if !replace {
+		keepUnmentioned(cur, m)
+	}
 	m.Servers = slices.Clone(in.Servers)
 	m.ServerGroups = slices.Clone(in.ServerGroups)
 	m.Flavors = slices.Clone(in.Flavors)
@@ -417,6 +430,81 @@ func mergeWorld(cur, in *models.World, replace bool) *models.World {
 		}
 	}
 	return m
+}
+
+// keepUnmentioned merges field by field: an incoming provider or aggregate
+// that is already there keeps the inventories, usages, members and
+// metadata (with the zone) the file does not mention (nil after decoding; an empty list or object in the
+// file still empties them). Traits are always written by the decoder.
+func keepUnmentioned(cur, m *models.World) {
+	provs := make(map[string]*models.Provider, len(cur.Providers))
+	for i := range cur.Providers {
+		provs[cur.Providers[i].UUID] = &cur.Providers[i]
+	}
+	for i := range m.Providers {
+		p, old := &m.Providers[i], provs[m.Providers[i].UUID]
+		if old == nil {
+			continue
+		}
+		if p.Inventories == nil {
+			p.Inventories = maps.Clone(old.Inventories)
+		}
+		if p.Usages == nil {
+			p.Usages = maps.Clone(old.Usages)
+		}
+	}
+	aggs := make(map[string]*models.Aggregate, len(cur.Aggregates))
+	for i := range cur.Aggregates {
+		aggs[cur.Aggregates[i].UUID] = &cur.Aggregates[i]
+	}
+	for i := range m.Aggregates {
+		a, old := &m.Aggregates[i], aggs[m.Aggregates[i].UUID]
+		if old == nil {
+			continue
+		}
+		if a.Members == nil {
+			a.Members = slices.Clone(old.Members)
+		}
+		// The zone lives in the metadata too: a file that leaves the
+		// metadata out and names no zone keeps both.
+		if a.Metadata == nil {
+			a.Metadata = maps.Clone(old.Metadata)
+			if a.AvailabilityZone == nil && old.AvailabilityZone != nil {
+				z := *old.AvailabilityZone
+				a.AvailabilityZone = &z
+			}
+		}
+	}
+}
+
+// checkWorldZones is the zone rule (a host in at most one availability
+// zone) over a whole imported world. A sync from a real cloud does not run
+// it: it mirrors what the cloud holds.
+func checkWorldZones(w *models.World) error {
+	provs := make(map[string]*models.Provider, len(w.Providers))
+	for i := range w.Providers {
+		provs[w.Providers[i].UUID] = &w.Providers[i]
+	}
+	var zoned []models.ZoneMembership
+	for _, ag := range w.Aggregates {
+		if ag.AvailabilityZone == nil {
+			continue
+		}
+		for _, m := range ag.Members {
+			if p := provs[m]; p != nil && p.IsHost() {
+				zoned = append(zoned, models.ZoneMembership{Provider: m, Name: p.Name, Zone: *ag.AvailabilityZone})
+			}
+		}
+	}
+	if err := models.CheckZones(zoned, ""); err != nil {
+		if ce, ok := err.(*models.Error); ok {
+			c := *ce
+			c.Field = "aggregates[].availability_zone"
+			return &c
+		}
+		return err
+	}
+	return nil
 }
 
 // validateWorld checks a complete world: every field, every uniqueness and

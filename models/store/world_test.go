@@ -465,3 +465,51 @@ func TestImportWorldAtRefusesAMovedRevision(t *testing.T) {
 		}
 	})
 }
+
+// TestMergeImportKeepsWhatTheFileOmits: a merge import naming a provider by
+// uuid and name only keeps its inventories and usage, and an aggregate
+// without a members list keeps its members; an explicit empty object or
+// list still empties them.
+func TestMergeImportKeepsWhatTheFileOmits(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		p := &models.Provider{Name: "cn1",
+			Inventories: map[string]models.Inventory{"VCPU": {Total: 16, AllocationRatio: 4, MinUnit: 1, MaxUnit: 16, StepSize: 1}},
+			Usages:      map[string]int64{"VCPU": 3}}
+		if err := s.CreateProvider(ctx, admin, p); err != nil {
+			t.Fatal(err)
+		}
+		zone := "az1"
+		agg := &models.Aggregate{Name: "aggA", Members: []string{p.UUID}, AvailabilityZone: &zone, Metadata: map[string]string{"ssd": "true"}}
+		if err := s.CreateAggregate(ctx, admin, agg); err != nil {
+			t.Fatal(err)
+		}
+		importJSON := func(doc string) {
+			t.Helper()
+			w, err := models.DecodeWorld(strings.NewReader(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.ImportWorld(ctx, admin, w, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		importJSON(`{"providers": [{"uuid": "` + p.UUID + `", "name": "cn1"}], "aggregates": [{"uuid": "` + agg.UUID + `", "name": "aggA"}]}`)
+		got, err := s.GetProvider(ctx, p.UUID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Inventories["VCPU"].Total != 16 || got.Usages["VCPU"] != 3 {
+			t.Errorf("after a merge naming only uuid and name: inventories %v, usages %v", got.Inventories, got.Usages)
+		}
+		if a, _ := s.GetAggregate(ctx, agg.UUID); len(a.Members) != 1 || a.Metadata["ssd"] != "true" || a.AvailabilityZone == nil || *a.AvailabilityZone != "az1" {
+			t.Errorf("after a merge without members or metadata: members %v, metadata %v, zone %v", a.Members, a.Metadata, a.AvailabilityZone)
+		}
+		importJSON(`{"providers": [{"uuid": "` + p.UUID + `", "name": "cn1", "inventories": {}, "usages": {}}], "aggregates": [{"uuid": "` + agg.UUID + `", "name": "aggA", "members": [], "metadata": {}}]}`)
+		if got, _ = s.GetProvider(ctx, p.UUID); len(got.Inventories) != 0 || len(got.Usages) != 0 {
+			t.Errorf("explicit empty inventories kept %v / %v", got.Inventories, got.Usages)
+		}
+		if a, _ := s.GetAggregate(ctx, agg.UUID); len(a.Members) != 0 || len(a.Metadata) != 0 || a.AvailabilityZone != nil {
+			t.Errorf("explicit empty members and metadata kept %v, %v, zone %v", a.Members, a.Metadata, a.AvailabilityZone)
+		}
+	})
+}

@@ -67,11 +67,11 @@ func (s *Store) PlanImport(ctx context.Context, w *models.World, replace, blazar
 			translated, lines = scheduling.TranslateBlazar(w, settingsAfterImport(cur.Settings, w.Settings, replace))
 		}
 		in := cloneWorld(translated)
-		if err := checkIncoming(in); err != nil {
+		if err = checkIncoming(in); err != nil {
 			return err
 		}
 		before := cloneWorld(cur)
-		if err := t.importWorld(cur, in, replace); err != nil {
+		if err = t.importWorld(cur, in, replace); err != nil {
 			return err
 		}
 		next, err := loadWorld(t.tx)

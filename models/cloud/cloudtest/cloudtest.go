@@ -94,7 +94,7 @@ func Start(dir string) (*Cloud, error) {
 // check tokens with it.
 func StartWithKeystone(dir string) (*Cloud, error) {
 	if _, err := os.Stat("/usr/bin/keystone-manage"); err != nil {
-		return nil, fmt.Errorf("Debian's python3-keystone is not installed (/usr/bin/keystone-manage)")
+		return nil, fmt.Errorf("python3-keystone (Debian's) is not installed: no /usr/bin/keystone-manage")
 	}
 	kp, err := freePort()
 	if err != nil {
@@ -112,8 +112,8 @@ func StartWithKeystone(dir string) (*Cloud, error) {
 	go func() {
 		cmd := exec.Command("bash", filepath.Join(filepath.Dir(script()), "keystone.sh"), dir, strconv.Itoa(kp))
 		cmd.Env = append(os.Environ(), "KEYSTONE_ADMIN_PASSWORD="+password)
-		out, err := cmd.CombinedOutput()
-		ksDone <- result{out, err}
+		out, kerr := cmd.CombinedOutput() // a goroutine: its own error
+		ksDone <- result{out, kerr}
 	}()
 	_, startErr := start(dir, c)
 	ks := <-ksDone
@@ -126,9 +126,9 @@ func StartWithKeystone(dir string) (*Cloud, error) {
 		c.Stop()
 		return nil, startErr
 	}
-	if out, err := exec.Command("/usr/bin/python3", filepath.Join(filepath.Dir(script()), "catalog.py"), c.KeystoneURL, c.AdminPassword, c.ComputeURL, c.PlacementURL).CombinedOutput(); err != nil {
+	if out, cerr := exec.Command("/usr/bin/python3", filepath.Join(filepath.Dir(script()), "catalog.py"), c.KeystoneURL, c.AdminPassword, c.ComputeURL, c.PlacementURL).CombinedOutput(); cerr != nil {
 		c.Stop()
-		return nil, fmt.Errorf("keystone catalog: %v\n%s", err, out)
+		return nil, fmt.Errorf("keystone catalog: %v\n%s", cerr, out)
 	}
 	if c.AdminToken, err = c.token(); err != nil {
 		c.Stop()
@@ -277,7 +277,7 @@ func (c *Cloud) AddComputeHost(name, providerUUID string) error {
 		return fmt.Errorf("service row: %w", err)
 	}
 	sid, _ := res.LastInsertId()
-	if _, err := cell.Exec(`INSERT INTO compute_nodes (created_at, updated_at, service_id, host, uuid, hypervisor_hostname,
+	if _, err = cell.Exec(`INSERT INTO compute_nodes (created_at, updated_at, service_id, host, uuid, hypervisor_hostname,
 		vcpus, memory_mb, local_gb, vcpus_used, memory_mb_used, local_gb_used, hypervisor_type, hypervisor_version, cpu_info,
 		deleted, running_vms, free_ram_mb, free_disk_gb, current_workload, disk_available_least, host_ip, supported_instances, pci_stats, metrics, extra_resources, stats, numa_topology, cpu_allocation_ratio, ram_allocation_ratio, disk_allocation_ratio, mapped)
 		VALUES (?, ?, ?, ?, ?, ?, 8, 16384, 100, 0, 0, 0, 'fake', 1, '{}', 0, 0, 16384, 100, 0, 100, '127.0.0.1', '[]', NULL, '[]', NULL, '{}', NULL, 16.0, 1.5, 1.0, 1)`,

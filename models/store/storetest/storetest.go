@@ -58,12 +58,12 @@ func PostgresDSN(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("connect to %s: %v", PostgresEnv, err)
 	}
-	if err := admin.Exec("CREATE SCHEMA " + schema).Error; err != nil {
+	if err = admin.Exec("CREATE SCHEMA " + schema).Error; err != nil {
 		t.Fatalf("create schema: %v", err)
 	}
 	t.Cleanup(func() {
 		admin.Exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE")
-		if db, err := admin.DB(); err == nil {
+		if db, dberr := admin.DB(); dberr == nil {
 			db.Close()
 		}
 	})

@@ -60,7 +60,7 @@ lint:
 	@out=$$(go vet -vettool=$$(go tool -n shadow) ./... 2>&1 | grep -v '^#' | grep -v '_templ\.go:' | grep -v '_test\.go:'); \
 	if [ -n "$$out" ]; then echo "shadowed declarations:"; echo "$$out"; exit 1; fi
 	go mod tidy -diff
-	go tool templ generate -log-level error
+	go tool templ generate -include-version=false -log-level error
 	@out=$$(git status --porcelain -- '*_templ.go'); \
 	if [ -n "$$out" ]; then echo "generated views differ from their templates (run make generate and commit):"; echo "$$out"; exit 1; fi
 

@@ -669,11 +669,6 @@ func (api *API) providerAllocations(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"allocations": allocs, "resource_provider_generation": p.Generation})
 }
 
-// parsedConsumer is one consumer's part of an allocation write.
-type parsedConsumer struct {
-	w store.ConsumerAllocations
-}
-
 // parseAllocationBody validates one consumer's allocations body for
 // microversion v (the PUT /allocations/{c} schema, or one entry of POST
 // /allocations when inPost): the list form below 1.12, the dict form

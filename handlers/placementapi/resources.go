@@ -84,8 +84,8 @@ func validateInventory(v any, requireGen, allowClass, requireClass bool) (map[st
 		return nil, invalid("Additional properties are not allowed (%s %s unexpected)", strings.Join(q, ", "), verb)
 	}
 	for _, f := range inventoryFields {
-		val, ok := obj[f]
-		if !ok {
+		val, present := obj[f]
+		if !present {
 			continue
 		}
 		if f == "allocation_ratio" {
@@ -287,8 +287,8 @@ func (api *API) setInventories(c echo.Context) error {
 	if perr != nil {
 		return perr
 	}
-	obj, ok := body.(map[string]any)
-	if !ok {
+	obj, isObj := body.(map[string]any)
+	if !isObj {
 		return invalid("%s is not of type 'object'", pyRepr(body))
 	}
 	for _, r := range []string{"resource_provider_generation", "inventories"} {
@@ -676,8 +676,8 @@ func (api *API) providerAllocations(c echo.Context) error {
 // consumer_type from 1.38.
 func parseAllocationBody(body any, v placement.Version, inPost bool) (store.ConsumerAllocations, *Error) {
 	var w store.ConsumerAllocations
-	obj, ok := body.(map[string]any)
-	if !ok {
+	obj, isObj := body.(map[string]any)
+	if !isObj {
 		return w, invalid("%s is not of type 'object'", pyRepr(body))
 	}
 	required := []string{"allocations"}
@@ -1038,8 +1038,8 @@ func (api *API) createResourceClass(c echo.Context) error {
 	if perr != nil {
 		return perr
 	}
-	obj, ok := body.(map[string]any)
-	if !ok {
+	obj, isObj := body.(map[string]any)
+	if !isObj {
 		return invalid("%s is not of type 'object'", pyRepr(body))
 	}
 	if _, ok := obj["name"]; !ok {
@@ -1313,8 +1313,8 @@ func (api *API) setProviderTraits(c echo.Context) error {
 	if perr != nil {
 		return perr
 	}
-	obj, ok := body.(map[string]any)
-	if !ok {
+	obj, isObj := body.(map[string]any)
+	if !isObj {
 		return invalid("%s is not of type 'object'", pyRepr(body))
 	}
 	for _, r := range []string{"traits", "resource_provider_generation"} {
@@ -1327,8 +1327,8 @@ func (api *API) setProviderTraits(c echo.Context) error {
 			return invalid("Additional properties are not allowed (%s was unexpected)", pyRepr(k))
 		}
 	}
-	list, ok := obj["traits"].([]any)
-	if !ok {
+	list, isList := obj["traits"].([]any)
+	if !isList {
 		return invalid("%s is not of type 'array'", pyRepr(obj["traits"]))
 	}
 	var traits []string

@@ -501,13 +501,13 @@ func (s *Store) DeleteResourceClass(ctx context.Context, a Actor, name string, i
 func (s *Store) EnsureTrait(ctx context.Context, a Actor, name string) (created bool, err error) {
 	err = s.write(ctx, a, "store.EnsureTrait", func(t *txn) error {
 		var n int64
-		if err := t.tx.Model(&models.Trait{}).Where("name = ?", name).Count(&n).Error; err != nil {
-			return err
+		if cerr := t.tx.Model(&models.Trait{}).Where("name = ?", name).Count(&n).Error; cerr != nil {
+			return cerr
 		}
 		if n == 0 {
 			created = true
-			if err := t.tx.Create(&models.Trait{Name: name, CreatedAt: t.now}).Error; err != nil {
-				return err
+			if cerr := t.tx.Create(&models.Trait{Name: name, CreatedAt: t.now}).Error; cerr != nil {
+				return cerr
 			}
 		}
 		return t.audit("ensure", "trait", name, name, nil, map[string]string{"name": name})

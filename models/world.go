@@ -1,5 +1,7 @@
 package models
 
+import "slices"
+
 // Settings is the request-filter and host-filter configuration: corral's
 // equivalent of nova.conf's [scheduler] and [filter_scheduler] sections.
 type Settings struct {
@@ -51,4 +53,96 @@ type World struct {
 	Servers      []Server
 	ServerGroups []ServerGroup
 	Settings     Settings
+	// Given, when set, records which fields each object's entry in the
+	// source document named, so that a merge import can keep the fields a
+	// file leaves out. Nil means the world was not decoded from a document.
+	Given *Given
+}
+
+// Fields is a set of the world format's optional fields (see Given).
+type Fields uint32
+
+// The optional fields of the world format's objects. Identity fields (uuid,
+// id, and the name of providers, aggregates and flavors) are always given.
+const (
+	FieldParent      Fields = 1 << iota // providers
+	FieldTraits                         // providers
+	FieldInventories                    // providers
+	FieldUsages                         // providers
+	FieldAllocated                      // providers: the top-level allocations name it
+	FieldZone                           // aggregates: availability_zone
+	FieldMetadata                       // aggregates
+	FieldMembers                        // aggregates, server groups
+	FieldVCPUs                          // flavors
+	FieldRAMMB                          // flavors
+	FieldDiskGB                         // flavors
+	FieldExtraSpecs                     // flavors
+	FieldName                           // servers, server groups
+	FieldProjectID                      // servers, server groups
+	FieldUserID                         // servers, server groups
+	FieldHost                           // servers
+	FieldPolicy                         // server groups
+	FieldRules                          // server groups
+
+	// AllFields is every field: what an object not from a document has.
+	AllFields Fields = 1<<iota - 1
+)
+
+// Has reports whether every field of f is in s.
+func (s Fields) Has(f Fields) bool { return s&f == f }
+
+// Given is the record of which fields a world document named: one Fields
+// per object, index-aligned with the world's lists, and the JSON names of
+// the settings fields given.
+type Given struct {
+	Providers, Aggregates, Flavors, Servers, ServerGroups []Fields
+	Settings                                              []string
+}
+
+// ProviderFields and its siblings say which fields the i-th object's entry
+// named: all of them when the world did not come from a document.
+func (w *World) ProviderFields(i int) Fields {
+	return w.Given.at(func(g *Given) []Fields { return g.Providers }, i)
+}
+
+// AggregateFields is ProviderFields for aggregates.
+func (w *World) AggregateFields(i int) Fields {
+	return w.Given.at(func(g *Given) []Fields { return g.Aggregates }, i)
+}
+
+// FlavorFields is ProviderFields for flavors.
+func (w *World) FlavorFields(i int) Fields {
+	return w.Given.at(func(g *Given) []Fields { return g.Flavors }, i)
+}
+
+// ServerFields is ProviderFields for servers.
+func (w *World) ServerFields(i int) Fields {
+	return w.Given.at(func(g *Given) []Fields { return g.Servers }, i)
+}
+
+// GroupFields is ProviderFields for server groups.
+func (w *World) GroupFields(i int) Fields {
+	return w.Given.at(func(g *Given) []Fields { return g.ServerGroups }, i)
+}
+
+func (g *Given) at(list func(*Given) []Fields, i int) Fields {
+	if g == nil {
+		return AllFields
+	}
+	if l := list(g); i < len(l) {
+		return l[i]
+	}
+	return AllFields
+}
+
+// Clone returns a deep copy (nil stays nil).
+func (g *Given) Clone() *Given {
+	if g == nil {
+		return nil
+	}
+	return &Given{
+		Providers: slices.Clone(g.Providers), Aggregates: slices.Clone(g.Aggregates),
+		Flavors: slices.Clone(g.Flavors), Servers: slices.Clone(g.Servers),
+		ServerGroups: slices.Clone(g.ServerGroups), Settings: slices.Clone(g.Settings),
+	}
 }

@@ -51,7 +51,7 @@ type (
 	providerDoc struct {
 		UUID        string               `json:"uuid"`
 		Name        string               `json:"name"`
-		Parent      *string              `json:"parent"`
+		Parent      optString            `json:"parent"`
 		Traits      []string             `json:"traits"`
 		Inventories map[string]Inventory `json:"inventories,omitempty"`
 		Usages      map[string]int64     `json:"usages,omitempty"`
@@ -59,35 +59,69 @@ type (
 	aggregateDoc struct {
 		UUID             string            `json:"uuid"`
 		Name             string            `json:"name"`
-		AvailabilityZone *string           `json:"availability_zone"`
+		AvailabilityZone optString         `json:"availability_zone"`
 		Metadata         map[string]string `json:"metadata"`
 		Members          []string          `json:"members"`
 	}
 	flavorDoc struct {
 		ID         string            `json:"id,omitempty"`
 		Name       string            `json:"name"`
-		VCPUs      int               `json:"vcpus"`
-		RAMMB      int               `json:"ram_mb"`
-		DiskGB     int               `json:"disk_gb"`
+		VCPUs      *int              `json:"vcpus"`
+		RAMMB      *int              `json:"ram_mb"`
+		DiskGB     *int              `json:"disk_gb"`
 		ExtraSpecs map[string]string `json:"extra_specs"`
 	}
 	serverDoc struct {
-		UUID      string `json:"uuid"`
-		Name      string `json:"name"`
-		ProjectID string `json:"project_id"`
-		UserID    string `json:"user_id,omitempty"`
-		Host      string `json:"host"`
+		UUID      string  `json:"uuid"`
+		Name      *string `json:"name"`
+		ProjectID *string `json:"project_id"`
+		UserID    *string `json:"user_id,omitempty"`
+		Host      *string `json:"host"`
 	}
 	groupDoc struct {
 		UUID      string         `json:"uuid"`
-		Name      string         `json:"name"`
-		ProjectID string         `json:"project_id"`
-		UserID    string         `json:"user_id"`
-		Policy    string         `json:"policy"`
+		Name      *string        `json:"name"`
+		ProjectID *string        `json:"project_id"`
+		UserID    *string        `json:"user_id"`
+		Policy    *string        `json:"policy"`
 		Rules     map[string]int `json:"rules"`
 		Members   []string       `json:"members"`
 	}
 )
+
+// optString is a string field where null means "none" (a root
+// provider's parent, an aggregate without a zone) and leaving the field out
+// means "not given", which a merge import must tell apart.
+type optString struct {
+	given bool
+	v     *string
+}
+
+func (o *optString) UnmarshalJSON(b []byte) error {
+	o.given = true
+	if string(b) == "null" {
+		o.v = nil
+		return nil
+	}
+	var v string
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	o.v = &v
+	return nil
+}
+
+func (o optString) MarshalJSON() ([]byte, error) { return json.Marshal(o.v) }
+
+func someString(s *string) optString { return optString{given: true, v: s} }
+
+// str is *p, or "" when p is nil.
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
 
 // DecodeStrict decodes one JSON value into v, rejecting unknown fields and
 // trailing data. Errors are Invalid and name the field path under path
@@ -271,7 +305,12 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 	if doc.Format != "" && doc.Format != WorldFormat {
 		return nil, E(Invalid, JoinPath(path, "format"), "unsupported format %q, want %q", doc.Format, WorldFormat)
 	}
-	w := &World{Settings: DefaultSettings()}
+	given := &Given{
+		Providers: make([]Fields, len(doc.Providers)), Aggregates: make([]Fields, len(doc.Aggregates)),
+		Flavors: make([]Fields, len(doc.Flavors)), Servers: make([]Fields, len(doc.Servers)),
+		ServerGroups: make([]Fields, len(doc.ServerGroups)),
+	}
+	w := &World{Settings: DefaultSettings(), Given: given}
 	at := func(list string, i int) string { return JoinPath(path, fmt.Sprintf("%s[%d]", list, i)) }
 
 	// Providers: two passes, because a parent may come after its child.
@@ -285,7 +324,8 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 			return nil, err
 		}
 		w.Providers[i] = p
-		parents[i] = d.Parent
+		parents[i] = d.Parent.v
+		given.Providers[i] = providerFields(d)
 	}
 	for i, ref := range parents {
 		if ref == nil {
@@ -304,7 +344,7 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 	if err := setRoots(w.Providers, path); err != nil {
 		return nil, err
 	}
-	if err := addAllocations(w.Providers, doc.Allocations, provs, path); err != nil {
+	if err := addAllocations(w.Providers, given.Providers, doc.Allocations, provs, path); err != nil {
 		return nil, err
 	}
 
@@ -326,7 +366,16 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 		aggs.byUUID[u] = i
 		// Metadata the document does not mention stays nil (an empty
 		// object is not nil), so that a merge import keeps it.
-		a := Aggregate{ID: int64(i + 1), UUID: u, Name: d.Name, AvailabilityZone: d.AvailabilityZone, Metadata: d.Metadata}
+		a := Aggregate{ID: int64(i + 1), UUID: u, Name: d.Name, AvailabilityZone: d.AvailabilityZone.v, Metadata: d.Metadata}
+		if d.AvailabilityZone.given {
+			given.Aggregates[i] |= FieldZone
+		}
+		if d.Metadata != nil {
+			given.Aggregates[i] |= FieldMetadata
+		}
+		if d.Members != nil {
+			given.Aggregates[i] |= FieldMembers
+		}
 		seen := map[string]bool{}
 		for j, ref := range d.Members {
 			k, ok := provs.find(ref)
@@ -356,7 +405,18 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 			return nil, E(Invalid, p+".name", "duplicate flavor name %q", d.Name)
 		}
 		flavorNames[d.Name] = true
-		if d.VCPUs < 0 || d.RAMMB < 0 || d.DiskGB < 0 {
+		var vcpus, ram, disk int
+		for _, n := range []struct {
+			v     *int
+			to    *int
+			field Fields
+		}{{d.VCPUs, &vcpus, FieldVCPUs}, {d.RAMMB, &ram, FieldRAMMB}, {d.DiskGB, &disk, FieldDiskGB}} {
+			if n.v != nil {
+				*n.to = *n.v
+				given.Flavors[i] |= n.field
+			}
+		}
+		if vcpus < 0 || ram < 0 || disk < 0 {
 			return nil, E(Invalid, p, "vcpus, ram_mb and disk_gb must not be negative")
 		}
 		id := d.ID
@@ -367,11 +427,12 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 			return nil, E(Invalid, p+".id", "duplicate flavor id %q", id)
 		}
 		flavorIDs[id] = i
-		specs := d.ExtraSpecs
-		if specs == nil {
-			specs = map[string]string{}
+		if d.ExtraSpecs != nil {
+			given.Flavors[i] |= FieldExtraSpecs
 		}
-		w.Flavors = append(w.Flavors, Flavor{ID: id, Name: d.Name, VCPUs: d.VCPUs, RAMMB: d.RAMMB, DiskGB: d.DiskGB, ExtraSpecs: specs})
+		// Extra specs the document does not mention stay nil, so that a
+		// merge import keeps them.
+		w.Flavors = append(w.Flavors, Flavor{ID: id, Name: d.Name, VCPUs: vcpus, RAMMB: ram, DiskGB: disk, ExtraSpecs: d.ExtraSpecs})
 	}
 
 	servers := newRefIndex(len(doc.Servers))
@@ -382,18 +443,20 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 			return nil, err
 		}
 		servers.byUUID[u] = i
-		if d.Name != "" {
-			servers.addName(d.Name, i)
+		if str(d.Name) != "" {
+			servers.addName(*d.Name, i)
 		}
 		host := ""
-		if d.Host != "" {
-			k, ok := provs.find(d.Host)
+		if str(d.Host) != "" {
+			k, ok := provs.find(*d.Host)
 			if !ok || !w.Providers[k].IsHost() {
-				return nil, E(Invalid, p+".host", "no host named %q", d.Host)
+				return nil, E(Invalid, p+".host", "no host named %q", *d.Host)
 			}
 			host = w.Providers[k].Name
 		}
-		w.Servers = append(w.Servers, Server{UUID: u, Name: d.Name, ProjectID: d.ProjectID, UserID: d.UserID, Host: host})
+		given.Servers[i] = stringFields(d.Name, FieldName) | stringFields(d.ProjectID, FieldProjectID) |
+			stringFields(d.UserID, FieldUserID) | stringFields(d.Host, FieldHost)
+		w.Servers = append(w.Servers, Server{UUID: u, Name: str(d.Name), ProjectID: str(d.ProjectID), UserID: str(d.UserID), Host: host})
 	}
 
 	groupUUIDs := map[string]int{}
@@ -404,19 +467,32 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 			return nil, err
 		}
 		groupUUIDs[u] = i
-		switch d.Policy {
-		case PolicyAffinity, PolicyAntiAffinity, PolicySoftAffinity, PolicySoftAntiAffinity:
-		default:
-			return nil, E(Invalid, p+".policy", "unknown policy %q (want affinity, anti-affinity, soft-affinity or soft-anti-affinity)", d.Policy)
+		// A group a merge updates may leave its policy out (the current
+		// one stays); the store checks the policy and rules it ends with.
+		if d.Policy != nil {
+			switch *d.Policy {
+			case PolicyAffinity, PolicyAntiAffinity, PolicySoftAffinity, PolicySoftAntiAffinity:
+			default:
+				return nil, E(Invalid, p+".policy", "unknown policy %q (want affinity, anti-affinity, soft-affinity or soft-anti-affinity)", *d.Policy)
+			}
+			if d.Rules != nil {
+				if err := CheckGroupRules(*d.Policy, d.Rules); err != nil {
+					err.Field = p + "." + err.Field
+					return nil, err
+				}
+			}
 		}
-		if err := CheckGroupRules(d.Policy, d.Rules); err != nil {
-			err.Field = p + "." + err.Field
-			return nil, err
+		given.ServerGroups[i] = stringFields(d.Name, FieldName) | stringFields(d.ProjectID, FieldProjectID) |
+			stringFields(d.UserID, FieldUserID) | stringFields(d.Policy, FieldPolicy)
+		if d.Rules != nil {
+			given.ServerGroups[i] |= FieldRules
 		}
-		g := ServerGroup{UUID: u, Name: d.Name, ProjectID: d.ProjectID, UserID: d.UserID, Policy: d.Policy, Rules: d.Rules}
-		if g.Rules == nil {
-			g.Rules = map[string]int{}
+		if d.Members != nil {
+			given.ServerGroups[i] |= FieldMembers
 		}
+		// Rules and members the document does not mention stay nil, so
+		// that a merge import keeps them.
+		g := ServerGroup{UUID: u, Name: str(d.Name), ProjectID: str(d.ProjectID), UserID: str(d.UserID), Policy: str(d.Policy), Rules: d.Rules}
 		seen := map[string]bool{}
 		for j, ref := range d.Members {
 			k, ok := servers.find(ref)
@@ -429,7 +505,7 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 				g.Members = append(g.Members, su)
 			}
 		}
-		if g.Members == nil {
+		if d.Members != nil && g.Members == nil {
 			g.Members = []string{}
 		}
 		w.ServerGroups = append(w.ServerGroups, g)
@@ -439,6 +515,14 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 		if err := DecodeStrict(doc.Settings, JoinPath(path, "settings"), &w.Settings); err != nil {
 			return nil, err
 		}
+		var keys map[string]json.RawMessage
+		if err := json.Unmarshal(doc.Settings, &keys); err != nil {
+			return nil, JSONError(JoinPath(path, "settings"), err)
+		}
+		for k := range keys {
+			given.Settings = append(given.Settings, k)
+		}
+		sort.Strings(given.Settings)
 	}
 	return w, nil
 }
@@ -457,13 +541,36 @@ func providerFrom(d providerDoc, p string, provs *refIndex, names map[string]boo
 	}
 	provs.byUUID[u] = i
 	provs.addName(d.Name, i)
-	traits := d.Traits
-	if traits == nil {
-		traits = []string{}
+	// Traits, inventories and usages the document does not mention stay
+	// nil (an empty list or object is not nil), so that a merge import
+	// keeps them.
+	return Provider{UUID: u, Name: d.Name, Traits: d.Traits, Inventories: d.Inventories, Usages: d.Usages}, nil
+}
+
+// providerFields says which optional fields a provider's entry named.
+func providerFields(d providerDoc) Fields {
+	var f Fields
+	if d.Parent.given {
+		f |= FieldParent
 	}
-	// Inventories and usages the document does not mention stay nil (an
-	// empty object is not nil), so that a merge import keeps them.
-	return Provider{UUID: u, Name: d.Name, Traits: traits, Inventories: d.Inventories, Usages: d.Usages}, nil
+	if d.Traits != nil {
+		f |= FieldTraits
+	}
+	if d.Inventories != nil {
+		f |= FieldInventories
+	}
+	if d.Usages != nil {
+		f |= FieldUsages
+	}
+	return f
+}
+
+// stringFields is f when the string field was in the document.
+func stringFields(v *string, f Fields) Fields {
+	if v == nil {
+		return 0
+	}
+	return f
 }
 
 func uuidOrNew(u, field string, seen map[string]int) (string, error) {
@@ -523,7 +630,7 @@ func EncodeWorld(w io.Writer, world *World) error {
 		if traits == nil {
 			traits = []string{}
 		}
-		doc.Providers = append(doc.Providers, providerDoc{UUID: p.UUID, Name: p.Name, Parent: p.ParentUUID,
+		doc.Providers = append(doc.Providers, providerDoc{UUID: p.UUID, Name: p.Name, Parent: someString(p.ParentUUID),
 			Traits: traits, Inventories: p.Inventories, Usages: p.Usages})
 	}
 	for _, a := range world.Aggregates {
@@ -535,17 +642,21 @@ func EncodeWorld(w io.Writer, world *World) error {
 			members = []string{}
 		}
 		doc.Aggregates = append(doc.Aggregates, aggregateDoc{UUID: a.UUID, Name: a.Name,
-			AvailabilityZone: a.AvailabilityZone, Metadata: md, Members: members})
+			AvailabilityZone: someString(a.AvailabilityZone), Metadata: md, Members: members})
 	}
 	for _, f := range world.Flavors {
 		specs := f.ExtraSpecs
 		if specs == nil {
 			specs = map[string]string{}
 		}
-		doc.Flavors = append(doc.Flavors, flavorDoc{ID: f.ID, Name: f.Name, VCPUs: f.VCPUs, RAMMB: f.RAMMB, DiskGB: f.DiskGB, ExtraSpecs: specs})
+		doc.Flavors = append(doc.Flavors, flavorDoc{ID: f.ID, Name: f.Name, VCPUs: &f.VCPUs, RAMMB: &f.RAMMB, DiskGB: &f.DiskGB, ExtraSpecs: specs})
 	}
 	for _, s := range world.Servers {
-		doc.Servers = append(doc.Servers, serverDoc{UUID: s.UUID, Name: s.Name, ProjectID: s.ProjectID, UserID: s.UserID, Host: s.Host})
+		var user *string
+		if s.UserID != "" {
+			user = &s.UserID
+		}
+		doc.Servers = append(doc.Servers, serverDoc{UUID: s.UUID, Name: &s.Name, ProjectID: &s.ProjectID, UserID: user, Host: &s.Host})
 	}
 	for _, g := range world.ServerGroups {
 		rules, members := g.Rules, g.Members
@@ -555,8 +666,8 @@ func EncodeWorld(w io.Writer, world *World) error {
 		if members == nil {
 			members = []string{}
 		}
-		doc.ServerGroups = append(doc.ServerGroups, groupDoc{UUID: g.UUID, Name: g.Name, ProjectID: g.ProjectID,
-			UserID: g.UserID, Policy: g.Policy, Rules: rules, Members: members})
+		doc.ServerGroups = append(doc.ServerGroups, groupDoc{UUID: g.UUID, Name: &g.Name, ProjectID: &g.ProjectID,
+			UserID: &g.UserID, Policy: &g.Policy, Rules: rules, Members: members})
 	}
 	if doc.Settings.EnabledFilters == nil {
 		doc.Settings.EnabledFilters = []string{}
@@ -568,7 +679,7 @@ func EncodeWorld(w io.Writer, world *World) error {
 
 // addAllocations adds each consumer's allocations to its providers'
 // usages.
-func addAllocations(ps []Provider, allocs []allocationDoc, provs *refIndex, path string) error {
+func addAllocations(ps []Provider, given []Fields, allocs []allocationDoc, provs *refIndex, path string) error {
 	copied := make([]bool, len(ps))
 	for i, a := range allocs {
 		at := JoinPath(path, fmt.Sprintf("allocations[%d]", i))
@@ -587,6 +698,7 @@ func addAllocations(ps []Provider, allocs []allocationDoc, provs *refIndex, path
 			}
 			if !copied[j] {
 				copied[j] = true
+				given[j] |= FieldAllocated
 				u := make(map[string]int64, len(ps[j].Usages))
 				for k, v := range ps[j].Usages {
 					u[k] = v

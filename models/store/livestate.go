@@ -80,7 +80,10 @@ func (s *Store) ReplaceLiveState(ctx context.Context, a Actor, ls *LiveState) er
 			return err
 		}
 		in.Settings = cur.Settings
-		merged := mergeWorld(cur, in, true)
+		merged, err := mergeWorld(cur, in, true)
+		if err != nil {
+			return err
+		}
 		if err := validateWorld(merged); err != nil {
 			return err
 		}

@@ -160,7 +160,10 @@ func (t *txn) importWorld(cur, in *models.World, replace bool) error {
 	if !replace {
 		remapByName(cur, in)
 	}
-	merged := mergeWorld(cur, in, replace)
+	merged, err := mergeWorld(cur, in, replace)
+	if err != nil {
+		return err
+	}
 	if err := validateWorld(merged); err != nil {
 		return err
 	}
@@ -178,7 +181,7 @@ func (t *txn) importWorld(cur, in *models.World, replace bool) error {
 }
 
 func cloneWorld(w *models.World) *models.World {
-	c := &models.World{Settings: w.Settings}
+	c := &models.World{Settings: w.Settings, Given: w.Given.Clone()}
 	c.Settings.EnabledFilters = slices.Clone(w.Settings.EnabledFilters)
 	for _, p := range w.Providers {
 		c.Providers = append(c.Providers, *cloneProvider(&p))
@@ -349,33 +352,101 @@ func remapByName(cur, in *models.World) {
 	}
 }
 
-// settingsGiven tells whether a merged world carries settings of its own.
-// The world decoder fills in the defaults when a file has none, so in a
-// merge the defaults (like the zero value) mean "not given": a partial file
-// must not silently reset the console's settings. To reset them, import
-// with replace or save them in the console.
+// settingsGiven tells whether a merged world carries settings of its own,
+// for a world that does not say which fields it gives (one not decoded
+// from a document): then the defaults (like the zero value) mean "not
+// given", so that a partial world does not silently reset the console's
+// settings. To reset them, import with replace or save them in the console.
 func settingsGiven(st models.Settings) bool {
 	return !reflect.DeepEqual(st, models.Settings{}) && !reflect.DeepEqual(st, models.DefaultSettings())
 }
 
-// settingsAfterImport are the settings an import leaves: the incoming ones
-// with replace or when given (settingsGiven), the current ones otherwise.
-func settingsAfterImport(cur, in models.Settings, replace bool) models.Settings {
-	if replace || settingsGiven(in) {
-		return in
+// settingsAfterImport are the settings an import of w leaves: w's with
+// replace; in a merge, the current ones with each field w's document names
+// taken from w (for a world not from a document: w's when settingsGiven).
+func settingsAfterImport(cur models.Settings, w *models.World, replace bool) models.Settings {
+	if replace {
+		return w.Settings
 	}
-	return cur
+	if w.Given == nil {
+		if settingsGiven(w.Settings) {
+			return w.Settings
+		}
+		return cur
+	}
+	if len(w.Given.Settings) == 0 {
+		return cur
+	}
+	// Field by field through the JSON names, which is how the document
+	// named them.
+	var fields, incoming map[string]json.RawMessage
+	if b, err := json.Marshal(cur); err == nil {
+		_ = json.Unmarshal(b, &fields)
+	}
+	if b, err := json.Marshal(w.Settings); err == nil {
+		_ = json.Unmarshal(b, &incoming)
+	}
+	for _, k := range w.Given.Settings {
+		if v, ok := incoming[k]; ok {
+			fields[k] = v
+		}
+	}
+	out := cur
+	if b, err := json.Marshal(fields); err == nil {
+		var st models.Settings
+		if json.Unmarshal(b, &st) == nil {
+			out = st
+		}
+	}
+	return out
+}
+
+// givenFields says which fields each incoming object gives. A world from a
+// document says so itself (models.Given); for any other world a nil list
+// or map counts as not given, and an aggregate without zone or metadata
+// gives neither.
+func givenFields(in *models.World) *models.Given {
+	if in.Given != nil {
+		return in.Given
+	}
+	g := &models.Given{}
+	listed := func(isNil bool, f models.Fields) models.Fields {
+		if isNil {
+			return 0
+		}
+		return f
+	}
+	for _, p := range in.Providers {
+		g.Providers = append(g.Providers, models.AllFields&^(models.FieldTraits|models.FieldInventories|models.FieldUsages|models.FieldAllocated)|
+			listed(p.Traits == nil, models.FieldTraits)|listed(p.Inventories == nil, models.FieldInventories)|listed(p.Usages == nil, models.FieldUsages))
+	}
+	for _, a := range in.Aggregates {
+		f := models.AllFields &^ (models.FieldZone | models.FieldMetadata | models.FieldMembers)
+		f |= listed(a.Metadata == nil, models.FieldMetadata) | listed(a.Members == nil, models.FieldMembers)
+		f |= listed(a.Metadata == nil && a.AvailabilityZone == nil, models.FieldZone)
+		g.Aggregates = append(g.Aggregates, f)
+	}
+	for _, fl := range in.Flavors {
+		g.Flavors = append(g.Flavors, models.AllFields&^models.FieldExtraSpecs|listed(fl.ExtraSpecs == nil, models.FieldExtraSpecs))
+	}
+	for range in.Servers {
+		g.Servers = append(g.Servers, models.AllFields)
+	}
+	for _, sg := range in.ServerGroups {
+		g.ServerGroups = append(g.ServerGroups, models.AllFields&^(models.FieldRules|models.FieldMembers)|
+			listed(sg.Rules == nil, models.FieldRules)|listed(sg.Members == nil, models.FieldMembers))
+	}
+	return g
 }
 
 // mergeWorld returns the world after the import: the incoming objects, plus
-// (unless replace) the current objects the import does not mention.
-func mergeWorld(cur, in *models.World, replace bool) *models.World {
-	m := &models.World{Settings: settingsAfterImport(cur.Settings, in.Settings, replace)}
+// (unless replace) the current objects the import does not mention, and
+// for the objects it does mention the current value of every field their
+// entries leave out (keepUnmentioned).
+func mergeWorld(cur, in *models.World, replace bool) (*models.World, error) {
+	m := &models.World{Settings: settingsAfterImport(cur.Settings, in, replace)}
 	m.Providers = slices.Clone(in.Providers)
 	m.Aggregates = slices.Clone(in.Aggregates)
-	if !replace {
-		keepUnmentioned(cur, m)
-	}
 	m.Servers = slices.Clone(in.Servers)
 	m.ServerGroups = slices.Clone(in.ServerGroups)
 	m.Flavors = slices.Clone(in.Flavors)
@@ -386,7 +457,10 @@ func mergeWorld(cur, in *models.World, replace bool) *models.World {
 		}
 	}
 	if replace {
-		return m
+		return m, nil
+	}
+	if err := keepUnmentioned(cur, givenFields(in), m); err != nil {
+		return nil, err
 	}
 	has := map[string]bool{}
 	for _, p := range in.Providers {
@@ -429,27 +503,57 @@ func mergeWorld(cur, in *models.World, replace bool) *models.World {
 			m.ServerGroups = append(m.ServerGroups, g)
 		}
 	}
-	return m
+	return m, nil
 }
 
-// keepUnmentioned merges field by field: an incoming provider or aggregate
-// that is already there keeps the inventories, usages, members and
-// metadata (with the zone) the file does not mention (nil after decoding; an empty list or object in the
-// file still empties them). Traits are always written by the decoder.
-func keepUnmentioned(cur, m *models.World) {
+// withKept is a map an entry did not give: the current one, plus what the
+// import itself added to it (Blazar's translation adds reservation tags
+// to metadata and extra specs the file left out).
+func withKept(cur, added map[string]string) map[string]string {
+	out := maps.Clone(cur)
+	if len(added) > 0 && out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, added)
+	return out
+}
+
+// keepUnmentioned merges field by field: an incoming object that is
+// already there keeps the current value of every field its entry leaves
+// out (given says which it names; m's first objects are the incoming ones,
+// in order). What cannot be merged is refused, naming the object and field.
+func keepUnmentioned(cur *models.World, given *models.Given, m *models.World) error {
+	gw := &models.World{Given: given}
 	provs := make(map[string]*models.Provider, len(cur.Providers))
 	for i := range cur.Providers {
 		provs[cur.Providers[i].UUID] = &cur.Providers[i]
 	}
-	for i := range m.Providers {
+	for i := range given.Providers {
 		p, old := &m.Providers[i], provs[m.Providers[i].UUID]
 		if old == nil {
 			continue
 		}
-		if p.Inventories == nil {
+		f := gw.ProviderFields(i)
+		if !f.Has(models.FieldParent) {
+			p.ParentUUID = nil
+			if old.ParentUUID != nil {
+				v := *old.ParentUUID
+				p.ParentUUID = &v
+			}
+		}
+		if !f.Has(models.FieldTraits) || p.Traits == nil {
+			p.Traits = slices.Clone(old.Traits)
+		}
+		if !f.Has(models.FieldInventories) || p.Inventories == nil {
 			p.Inventories = maps.Clone(old.Inventories)
 		}
-		if p.Usages == nil {
+		if !f.Has(models.FieldUsages) {
+			if f.Has(models.FieldAllocated) {
+				return models.E(models.Invalid, fmt.Sprintf("providers[%s].usages", p.Name),
+					"the file's allocations name provider %q, which exists, but its entry gives no usages: a merge cannot tell whether they add to its current usage or replace it — give its \"usages\" (an empty object to count the allocations only) or import with replace", p.Name)
+			}
+			p.Usages = maps.Clone(old.Usages)
+		} else if p.Usages == nil {
 			p.Usages = maps.Clone(old.Usages)
 		}
 	}
@@ -457,23 +561,105 @@ func keepUnmentioned(cur, m *models.World) {
 	for i := range cur.Aggregates {
 		aggs[cur.Aggregates[i].UUID] = &cur.Aggregates[i]
 	}
-	for i := range m.Aggregates {
+	for i := range given.Aggregates {
 		a, old := &m.Aggregates[i], aggs[m.Aggregates[i].UUID]
 		if old == nil {
 			continue
 		}
-		if a.Members == nil {
+		f := gw.AggregateFields(i)
+		if !f.Has(models.FieldMembers) || a.Members == nil {
 			a.Members = slices.Clone(old.Members)
 		}
-		// The zone lives in the metadata too: a file that leaves the
-		// metadata out and names no zone keeps both.
-		if a.Metadata == nil {
-			a.Metadata = maps.Clone(old.Metadata)
-			if a.AvailabilityZone == nil && old.AvailabilityZone != nil {
-				z := *old.AvailabilityZone
-				a.AvailabilityZone = &z
-			}
+		// The zone lives in the metadata too (Nova's availability_zone
+		// key). Metadata that is given is the whole metadata, zone
+		// included unless the zone field says otherwise; metadata left out
+		// is kept, with the zone field applied to it when given.
+		if f.Has(models.FieldMetadata) && a.Metadata != nil {
+			continue
 		}
+		a.Metadata = withKept(old.Metadata, a.Metadata)
+		if f.Has(models.FieldZone) {
+			if a.AvailabilityZone == nil {
+				delete(a.Metadata, azKey)
+			}
+			continue
+		}
+		a.AvailabilityZone = nil
+		if old.AvailabilityZone != nil {
+			z := *old.AvailabilityZone
+			a.AvailabilityZone = &z
+		}
+	}
+	flavors := make(map[string]*models.Flavor, len(cur.Flavors))
+	for i := range cur.Flavors {
+		flavors[cur.Flavors[i].ID] = &cur.Flavors[i]
+	}
+	for i := range given.Flavors {
+		fl, old := &m.Flavors[i], flavors[m.Flavors[i].ID]
+		if old == nil {
+			continue
+		}
+		f := gw.FlavorFields(i)
+		if !f.Has(models.FieldVCPUs) {
+			fl.VCPUs = old.VCPUs
+		}
+		if !f.Has(models.FieldRAMMB) {
+			fl.RAMMB = old.RAMMB
+		}
+		if !f.Has(models.FieldDiskGB) {
+			fl.DiskGB = old.DiskGB
+		}
+		if !f.Has(models.FieldExtraSpecs) || fl.ExtraSpecs == nil {
+			fl.ExtraSpecs = withKept(old.ExtraSpecs, fl.ExtraSpecs)
+		}
+	}
+	servers := make(map[string]*models.Server, len(cur.Servers))
+	for i := range cur.Servers {
+		servers[cur.Servers[i].UUID] = &cur.Servers[i]
+	}
+	for i := range given.Servers {
+		sv, old := &m.Servers[i], servers[m.Servers[i].UUID]
+		if old == nil {
+			continue
+		}
+		f := gw.ServerFields(i)
+		keepString(f, models.FieldName, &sv.Name, old.Name)
+		keepString(f, models.FieldProjectID, &sv.ProjectID, old.ProjectID)
+		keepString(f, models.FieldUserID, &sv.UserID, old.UserID)
+		keepString(f, models.FieldHost, &sv.Host, old.Host)
+	}
+	groups := make(map[string]*models.ServerGroup, len(cur.ServerGroups))
+	for i := range cur.ServerGroups {
+		groups[cur.ServerGroups[i].UUID] = &cur.ServerGroups[i]
+	}
+	for i := range given.ServerGroups {
+		g, old := &m.ServerGroups[i], groups[m.ServerGroups[i].UUID]
+		if old == nil {
+			continue
+		}
+		f := gw.GroupFields(i)
+		keepString(f, models.FieldName, &g.Name, old.Name)
+		keepString(f, models.FieldProjectID, &g.ProjectID, old.ProjectID)
+		keepString(f, models.FieldUserID, &g.UserID, old.UserID)
+		keepString(f, models.FieldPolicy, &g.Policy, old.Policy)
+		if !f.Has(models.FieldRules) || g.Rules == nil {
+			if f.Has(models.FieldPolicy) && g.Policy != old.Policy && len(old.Rules) > 0 {
+				return models.E(models.Invalid, fmt.Sprintf("server_groups[%s].rules", g.Name),
+					"the policy changes from %s to %s but the entry gives no rules, and the current rules belong to %s: give \"rules\" (an empty object for none)", old.Policy, g.Policy, old.Policy)
+			}
+			g.Rules = maps.Clone(old.Rules)
+		}
+		if !f.Has(models.FieldMembers) || g.Members == nil {
+			g.Members = slices.Clone(old.Members)
+		}
+	}
+	return nil
+}
+
+// keepString sets *v to old unless f gives field.
+func keepString(f, field models.Fields, v *string, old string) {
+	if !f.Has(field) {
+		*v = old
 	}
 }
 

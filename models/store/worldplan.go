@@ -64,7 +64,7 @@ func (s *Store) PlanImport(ctx context.Context, w *models.World, replace, blazar
 		}
 		translated, lines := w, []string(nil)
 		if blazar {
-			translated, lines = scheduling.TranslateBlazar(w, settingsAfterImport(cur.Settings, w.Settings, replace))
+			translated, lines = scheduling.TranslateBlazar(w, settingsAfterImport(cur.Settings, w, replace))
 		}
 		in := cloneWorld(translated)
 		if err = checkIncoming(in); err != nil {
@@ -106,7 +106,7 @@ func (s *Store) PrepareImport(ctx context.Context, w *models.World, replace, bla
 	if err != nil {
 		return nil, nil, models.Wrap("store.PrepareImport", err)
 	}
-	out, lines := scheduling.TranslateBlazar(w, settingsAfterImport(cur, w.Settings, replace))
+	out, lines := scheduling.TranslateBlazar(w, settingsAfterImport(cur, w, replace))
 	return out, lines, nil
 }
 

@@ -430,9 +430,11 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 		if d.ExtraSpecs != nil {
 			given.Flavors[i] |= FieldExtraSpecs
 		}
-		// Extra specs the document does not mention stay nil, so that a
-		// merge import keeps them.
-		w.Flavors = append(w.Flavors, Flavor{ID: id, Name: d.Name, VCPUs: vcpus, RAMMB: ram, DiskGB: disk, ExtraSpecs: d.ExtraSpecs})
+		specs := d.ExtraSpecs
+		if specs == nil {
+			specs = map[string]string{}
+		}
+		w.Flavors = append(w.Flavors, Flavor{ID: id, Name: d.Name, VCPUs: vcpus, RAMMB: ram, DiskGB: disk, ExtraSpecs: specs})
 	}
 
 	servers := newRefIndex(len(doc.Servers))
@@ -490,9 +492,10 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 		if d.Members != nil {
 			given.ServerGroups[i] |= FieldMembers
 		}
-		// Rules and members the document does not mention stay nil, so
-		// that a merge import keeps them.
 		g := ServerGroup{UUID: u, Name: str(d.Name), ProjectID: str(d.ProjectID), UserID: str(d.UserID), Policy: str(d.Policy), Rules: d.Rules}
+		if g.Rules == nil {
+			g.Rules = map[string]int{}
+		}
 		seen := map[string]bool{}
 		for j, ref := range d.Members {
 			k, ok := servers.find(ref)
@@ -505,7 +508,7 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 				g.Members = append(g.Members, su)
 			}
 		}
-		if d.Members != nil && g.Members == nil {
+		if g.Members == nil {
 			g.Members = []string{}
 		}
 		w.ServerGroups = append(w.ServerGroups, g)
@@ -541,10 +544,13 @@ func providerFrom(d providerDoc, p string, provs *refIndex, names map[string]boo
 	}
 	provs.byUUID[u] = i
 	provs.addName(d.Name, i)
-	// Traits, inventories and usages the document does not mention stay
-	// nil (an empty list or object is not nil), so that a merge import
-	// keeps them.
-	return Provider{UUID: u, Name: d.Name, Traits: d.Traits, Inventories: d.Inventories, Usages: d.Usages}, nil
+	traits := d.Traits
+	if traits == nil {
+		traits = []string{}
+	}
+	// Inventories and usages the document does not mention stay nil (an
+	// empty object is not nil); which fields it named is in World.Given.
+	return Provider{UUID: u, Name: d.Name, Traits: traits, Inventories: d.Inventories, Usages: d.Usages}, nil
 }
 
 // providerFields says which optional fields a provider's entry named.

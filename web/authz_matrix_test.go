@@ -28,9 +28,18 @@ import (
 //	N  not found: 404 (an object of another project, as elsewhere)
 //
 // Routes registered for any method (the Placement API dispatches by
-// method itself) have one row under "*".
+// method itself) have one row under "*". Every Nova and Placement path but
+// the version documents is a 401 without a token, whatever the method or
+// body, as upstream's auth middleware answers.
+//
+// Paths with :project_id carry "tA", mike's project: the others' tokens
+// name another project (or none), and that segment is no hex project id,
+// so Nova's router finds nothing (404); mike gets what the unprefixed
+// route gives him (TestComputeRoutesWithTheProjectInThePath compares every
+// caller with its own project).
 var authzMatrix = map[string]string{
-	// Connected mode is off in this app: its draft pages find nothing.
+	// Connected mode is off in this app: its draft pages find nothing, and
+	// say why (TestCloudDraftPagesSayCorralIsStandalone).
 	"GET /cloud":                                       "ATTTT",
 	"GET /cloud/drafts/:id":                            "ANNNN",
 	"POST /cloud/drafts/:id/rollout":                   "FFFFN",
@@ -51,28 +60,28 @@ var authzMatrix = map[string]string{
 	"POST /drafts/revert":                              "FFFFT",
 	"POST /drafts/stage":                               "FFFFT",
 	"POST /impact/inline":                              "FTTTT",
-	"* /placement/resource_providers":                  "TTTTT",
+	"* /placement/resource_providers":                  "ATTTT",
 	"* /placement/resource_providers/:uuid":            "AFFFT",
 	"* /placement/resource_providers/:uuid/aggregates": "AFFFN",
 	"* /placement/resource_providers/:uuid/traits":     "AFFFN",
 	// The resource endpoints: PUT where Placement has no PUT is a 405 for
 	// everyone; writes are the admin's; a class or trait named "1" is
 	// not found.
-	"* /placement/allocation_candidates":                    "TTTTT",
-	"* /placement/allocations":                              "TTTTT",
+	"* /placement/allocation_candidates":                    "ATTTT",
+	"* /placement/allocations":                              "ATTTT",
 	"* /placement/allocations/:consumer":                    "AFFFT",
-	"* /placement/resource_classes":                         "TTTTT",
+	"* /placement/resource_classes":                         "ATTTT",
 	"* /placement/resource_classes/:name":                   "AFFFN",
-	"* /placement/resource_providers/:uuid/allocations":     "TTTTT",
+	"* /placement/resource_providers/:uuid/allocations":     "ATTTT",
 	"* /placement/resource_providers/:uuid/inventories":     "AFFFT",
 	"* /placement/resource_providers/:uuid/inventories/:rc": "AFFFT",
-	"* /placement/resource_providers/:uuid/usages":          "TTTTT",
-	"* /placement/traits":                                   "TTTTT",
+	"* /placement/resource_providers/:uuid/usages":          "ATTTT",
+	"* /placement/traits":                                   "ATTTT",
 	"* /placement/traits/:name":                             "AFFFN",
-	"* /placement/usages":                                   "TTTTT",
-	"DELETE /compute/v2.1/:project_id/os-aggregates/:id":    "ANNNN",
-	"DELETE /compute/v2.1/:project_id/os-quota-sets/:id":    "ANNNN",
-	"DELETE /compute/v2.1/:project_id/os-server-groups/:id": "ANNNN",
+	"* /placement/usages":                                   "ATTTT",
+	"DELETE /compute/v2.1/:project_id/os-aggregates/:id":    "ANFNN",
+	"DELETE /compute/v2.1/:project_id/os-quota-sets/:id":    "ANFNN",
+	"DELETE /compute/v2.1/:project_id/os-server-groups/:id": "ANTNN",
 	"DELETE /compute/v2.1/os-aggregates/:id":                "AFFFT",
 	"DELETE /compute/v2.1/os-quota-sets/:id":                "AFFFT",
 	"DELETE /compute/v2.1/os-server-groups/:id":             "ANTNN",
@@ -90,14 +99,14 @@ var authzMatrix = map[string]string{
 	"GET /compute/":                                   "TTTTT",
 	"GET /compute/v2.1":                               "TTTTT",
 	"GET /compute/v2.1/":                              "TTTTT",
-	"GET /compute/v2.1/:project_id/limits":            "ANNNN",
-	"GET /compute/v2.1/:project_id/os-aggregates":     "ANNNN",
-	"GET /compute/v2.1/:project_id/os-aggregates/:id": "ANNNN",
-	"GET /compute/v2.1/:project_id/os-quota-sets/:id": "ANNNN",
-	"GET /compute/v2.1/:project_id/os-quota-sets/:id/defaults": "ANNNN",
-	"GET /compute/v2.1/:project_id/os-quota-sets/:id/detail":   "ANNNN",
-	"GET /compute/v2.1/:project_id/os-server-groups":           "ANNNN",
-	"GET /compute/v2.1/:project_id/os-server-groups/:id":       "ANNNN",
+	"GET /compute/v2.1/:project_id/limits":            "ANTNN",
+	"GET /compute/v2.1/:project_id/os-aggregates":     "ANFNN",
+	"GET /compute/v2.1/:project_id/os-aggregates/:id": "ANFNN",
+	"GET /compute/v2.1/:project_id/os-quota-sets/:id": "ANTNN",
+	"GET /compute/v2.1/:project_id/os-quota-sets/:id/defaults": "ANTNN",
+	"GET /compute/v2.1/:project_id/os-quota-sets/:id/detail":   "ANTNN",
+	"GET /compute/v2.1/:project_id/os-server-groups":           "ANTNN",
+	"GET /compute/v2.1/:project_id/os-server-groups/:id":       "ANTNN",
 	"GET /compute/v2.1/limits":                                 "ATTTT",
 	"GET /compute/v2.1/os-aggregates":                          "AFFFT",
 	"GET /compute/v2.1/os-aggregates/:id":                      "AFFFT",
@@ -128,7 +137,7 @@ var authzMatrix = map[string]string{
 	// Below their microversions (the matrix sends none) these are 404s,
 	// as in Placement.
 	"GET /placement/allocation_candidates":                    "ANNNN",
-	"GET /placement/allocations":                              "TTTTT",
+	"GET /placement/allocations":                              "ATTTT",
 	"GET /placement/allocations/:consumer":                    "ATTTT",
 	"GET /placement/resource_classes":                         "ANNNN",
 	"GET /placement/resource_classes/:name":                   "ANNNN",
@@ -173,9 +182,9 @@ var authzMatrix = map[string]string{
 	"POST /aggregates/:id/tenants":                            "FFFFT",
 	"POST /aggregates/:id/tenants/remove":                     "FFFFT",
 	"POST /api/preview":                                       "FTTTT",
-	"POST /compute/v2.1/:project_id/os-aggregates":            "ANNNN",
-	"POST /compute/v2.1/:project_id/os-aggregates/:id/action": "ANNNN",
-	"POST /compute/v2.1/:project_id/os-server-groups":         "ANNNN",
+	"POST /compute/v2.1/:project_id/os-aggregates":            "ANTNN",
+	"POST /compute/v2.1/:project_id/os-aggregates/:id/action": "ANTNN",
+	"POST /compute/v2.1/:project_id/os-server-groups":         "ANTNN",
 	"POST /compute/v2.1/os-aggregates":                        "ATTTT",
 	"POST /compute/v2.1/os-aggregates/:id/action":             "ATTTT",
 	"POST /compute/v2.1/os-server-groups":                     "ATTTT",
@@ -213,8 +222,8 @@ var authzMatrix = map[string]string{
 	"POST /users/:id/tokens/:token/revoke":                    "FFFFT",
 	"POST /world/apply":                                       "FFFFT",
 	"POST /world/preview":                                     "FFFFT",
-	"PUT /compute/v2.1/:project_id/os-aggregates/:id":         "ANNNN",
-	"PUT /compute/v2.1/:project_id/os-quota-sets/:id":         "ANNNN",
+	"PUT /compute/v2.1/:project_id/os-aggregates/:id":         "ANTNN",
+	"PUT /compute/v2.1/:project_id/os-quota-sets/:id":         "ANTNN",
 	"PUT /compute/v2.1/os-aggregates/:id":                     "ATTTT",
 	"PUT /compute/v2.1/os-quota-sets/:id":                     "ATTTT",
 }
@@ -229,14 +238,22 @@ type authzFixture struct {
 	mikeID, mikeToken                                          string
 }
 
+// authzUsers are the matrix's callers; mike's project tA owns the objects.
+var authzUsers = []webtest.User{
+	{Name: "alice", Role: models.RoleAdmin},
+	{Name: "mike", Role: models.RoleMember, Project: "tA"},
+	{Name: "rita", Role: models.RoleReader, Project: "tB"},
+	{Name: "otto", Role: models.RoleMember, Project: "tB"},
+}
+
 func newAuthzApp(t *testing.T) (*testApp, authzFixture) {
 	t.Helper()
-	a := webtest.StartWith(t, webtest.Options{Tokens: true, Users: []webtest.User{
-		{Name: "alice", Role: models.RoleAdmin},
-		{Name: "mike", Role: models.RoleMember, Project: "tA"},
-		{Name: "rita", Role: models.RoleReader, Project: "tB"},
-		{Name: "otto", Role: models.RoleMember, Project: "tB"},
-	}})
+	return newAuthzAppWith(t, authzUsers)
+}
+
+func newAuthzAppWith(t *testing.T, users []webtest.User) (*testApp, authzFixture) {
+	t.Helper()
+	a := webtest.StartWith(t, webtest.Options{Tokens: true, Users: users})
 	ctx := context.Background()
 	cli := store.Actor{Name: "test", Via: "cli"}
 	p := &models.Provider{Name: "cn1", Inventories: map[string]models.Inventory{"VCPU": {Total: 8, AllocationRatio: 1, MinUnit: 1, MaxUnit: 8, StepSize: 1}}}

@@ -15,21 +15,12 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
-	"corral/handlers/world"
 	"corral/models"
 )
 
 // The boundary every request crosses before a handler sees it: a body
 // limit set before anything reads the body, and a check that every path,
 // query, form and JSON string value is text a database can store.
-
-// Body limits. An anonymous request can only sign in, so it gets the
-// smallest; the world upload is the one large body.
-const (
-	anonymousBodyLimit = 64 << 10
-	defaultBodyLimit   = 2 << 20
-	worldBodyLimit     = world.MaxWorldUpload + 1<<20
-)
 
 // Value limits, in bytes: a path segment or query value, a form value, a
 // JSON string. Fields with a tighter limit of their own (names: 255) are
@@ -44,19 +35,9 @@ const (
 // searchParams are the query parameters that become a substring search.
 var searchParams = map[string]bool{"q": true, "search": true}
 
-// bodyLimitFor is the most a request to this route may send.
-func bodyLimitFor(c echo.Context) int64 {
-	if handlers.CurrentUser(c) == nil {
-		return anonymousBodyLimit
-	}
-	if c.Request().Method == http.MethodPost && c.Path() == "/world/preview" {
-		return worldBodyLimit
-	}
-	return defaultBodyLimit
-}
-
-// limitBody refuses a declared length over the route's limit before any
-// byte is read, and caps what an undeclared (chunked) body can deliver.
+// limitBody refuses a declared length over the route's limit (see
+// bodyLimitFor) before any byte is read, and caps what an undeclared
+// (chunked) body can deliver.
 func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
@@ -68,12 +49,43 @@ func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 			// The rest of the body is never read: close the connection
 			// rather than drain it.
 			c.Response().Header().Set(echo.HeaderConnection, "close")
+			if limit == 0 {
+				return echo.NewHTTPError(http.StatusRequestEntityTooLarge,
+					fmt.Sprintf("The request has a body of %d bytes; %s %s takes none.", r.ContentLength, r.Method, c.Path()))
+			}
 			return echo.NewHTTPError(http.StatusRequestEntityTooLarge,
 				fmt.Sprintf("The request body is %d bytes; this address takes at most %d.", r.ContentLength, limit))
 		}
 		r.Body = http.MaxBytesReader(c.Response(), r.Body, limit)
 		return next(c)
 	}
+}
+
+// tokenAPIsAuthenticateFirst answers an anonymous call to the Nova or
+// Placement API with their 401 before the body is limited or checked, as
+// upstream's auth middleware does: a caller without a token learns that,
+// not what is wrong with a body nobody will read. The version documents
+// stay open.
+func tokenAPIsAuthenticateFirst(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if handlers.CurrentUser(c) == nil && needsToken(c.Request().URL.Path) {
+			if r := c.Request(); r.Body != nil && r.Body != http.NoBody {
+				c.Response().Header().Set(echo.HeaderConnection, "close")
+			}
+			return echo.NewHTTPError(http.StatusUnauthorized, "Authentication required: send an API token as X-Auth-Token.")
+		}
+		return next(c)
+	}
+}
+
+// needsToken tells the Nova and Placement paths that need a token: all but
+// their version documents.
+func needsToken(path string) bool {
+	switch path {
+	case "/placement", "/placement/", "/compute", "/compute/", "/compute/v2.1", "/compute/v2.1/":
+		return false
+	}
+	return strings.HasPrefix(path, "/placement/") || strings.HasPrefix(path, "/compute/")
 }
 
 // checkInput refuses NUL bytes, invalid UTF-8 and over-long values in

@@ -127,6 +127,7 @@ func New(env *handlers.Env, cfg Config) (*echo.Echo, error) {
 	e.Use(securityHeaders)
 	e.Use(skipFor(env.LoadSession, noSession))
 	e.Use(skipFor(env.TokenAuth, isStatic))
+	e.Use(tokenAPIsAuthenticateFirst)
 	e.Use(limitBody) // before anything parses a body: the CSRF check does
 	e.Use(csrf(cfg))
 	e.Use(checkInput)

@@ -41,10 +41,19 @@ func planProps(d *store.Draft, p *cloud.Plan) cloudview.PlanProps {
 	return pl
 }
 
+// errStandalone is the 404 of the rollout pages when no cloud is
+// connected: there is nothing to roll out to, and the message says where
+// the draft can be applied instead.
+func errStandalone(draft string) error {
+	return models.E(models.NotFound, "", "No cloud is connected: corral runs standalone, so a draft is not rolled out to a cloud "+
+		"but applied to corral's own database, from its page (/drafts/%s). Start corral with --os-cloud NAME "+
+		"(or --compute-url, --placement-url and --token) to roll drafts out to a real cloud.", draft)
+}
+
 // plan is GET /cloud/drafts/:id: the calls a rollout of the draft makes.
 func (h *page) plan(c echo.Context) error {
 	if h.env.Cloud == nil {
-		return models.E(models.NotFound, "", "corral runs standalone: drafts are applied to its own database")
+		return errStandalone(c.Param("id"))
 	}
 	d, p, err := cloud.PlanDraft(c.Request().Context(), h.env.Store, c.Param("id"))
 	if err != nil {
@@ -60,7 +69,7 @@ func (h *page) plan(c echo.Context) error {
 func (h *page) rollout(c echo.Context) error {
 	s := h.env.Cloud
 	if s == nil {
-		return models.E(models.NotFound, "", "corral runs standalone: drafts are applied to its own database")
+		return errStandalone(c.Param("id"))
 	}
 	ctx := c.Request().Context()
 	d, p, err := cloud.PlanDraft(ctx, h.env.Store, c.Param("id"))

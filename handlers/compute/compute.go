@@ -94,13 +94,15 @@ func (api *API) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		if u == nil {
 			return faultf(http.StatusUnauthorized, "Authentication required: send an API token as X-Auth-Token.")
 		}
-		p := c.Param("project_id")
-		if p != "" && !projectInURL.MatchString(p) {
-			// Nova only routes hex (Keystone-style) project ids in URLs,
-			// which keeps them apart from resource names.
-			return faultf(http.StatusNotFound, "The resource could not be found.")
-		}
-		if p != "" && p != u.ProjectID {
+		// As Nova (nova/api/openstack/wsgi.py), for every caller admins
+		// included: the project in the URL is the token's, or a 400.
+		// Nova routes only hex (Keystone-style) ids there, so another
+		// segment is a 404; corral's projects may be named ("tA"), so the
+		// caller's own project is routed whatever it looks like.
+		if p := c.Param("project_id"); p != "" && p != u.ProjectID {
+			if !projectInURL.MatchString(p) {
+				return faultf(http.StatusNotFound, "The resource could not be found.")
+			}
 			return faultf(http.StatusBadRequest,
 				"Malformed request URL: URL's project_id '"+p+"' doesn't match Context's project_id '"+u.ProjectID+"'")
 		}
@@ -152,6 +154,9 @@ func (api *API) renderError(c echo.Context, status int, err error) error {
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
 		msg := http.StatusText(he.Code)
+		if m, ok := he.Message.(string); ok && m != "" {
+			msg = m // the app's boundary words its refusals (401, 413) itself
+		}
 		switch he.Code {
 		case http.StatusNotFound:
 			msg = "The resource could not be found."

@@ -595,7 +595,7 @@ func TestErrorTable(t *testing.T) {
 				t.Errorf("htmx: status %d, fragment %v, whole page %v", r.StatusCode, r.Has(t, "error-fragment"), r.Has(t, "nav"))
 			}
 			// The prefix's own renderer for /compute.
-			r = api.Get("/compute/fail/" + n)
+			r = api.Get("/compute/fail/"+n, "X-Auth-Token", plain)
 			if r.StatusCode != k.status || !strings.Contains(r.Body, `"computeFault"`) {
 				t.Errorf("/compute: status %d body %s", r.StatusCode, r.Body)
 			}

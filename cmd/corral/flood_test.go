@@ -14,8 +14,9 @@ import (
 	"testing"
 )
 
-// TestAnonymousFloodMemory: eight parallel 50 MB anonymous multipart POSTs
-// to /login (half with a declared length, half chunked) leave the server's
+// TestAnonymousFloodMemory: eight parallel 50 MB anonymous multipart
+// requests to /login, /world/preview, a Placement and a Nova route (half
+// with a declared length, half chunked) leave the server's
 // peak resident memory under 150 MB and no temporary file behind. Before
 // the body limit, the CSRF check parsed each whole body and the server
 // grew past 1 GB.
@@ -39,15 +40,25 @@ func TestAnonymousFloodMemory(t *testing.T) {
 	before := procStatus(t, cmd.Process.Pid, "VmRSS")
 
 	const size = 50 << 20
+	// Each target twice (a declared length, then chunked): the sign-in
+	// form, the world upload (the largest route limit) and the two APIs,
+	// which ask for a token first.
+	targets := [][2]string{
+		{http.MethodPost, "/login"},
+		{http.MethodPost, "/world/preview"},
+		{http.MethodPut, "/placement/resource_providers/00000000-0000-4000-8000-000000000001/traits"},
+		{http.MethodPost, "/compute/v2.1/os-aggregates"},
+	}
 	var wg sync.WaitGroup
-	statuses := make([]string, 8)
+	statuses := make([]string, 2*len(targets))
 	for i := range statuses {
 		wg.Go(func() {
 			boundary := "corralflood"
 			head := "--" + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x\"\r\nContent-Type: application/octet-stream\r\n\r\n"
 			tail := "\r\n--" + boundary + "--\r\n"
 			body := io.MultiReader(strings.NewReader(head), io.LimitReader(zeros{}, size), strings.NewReader(tail))
-			req, _ := http.NewRequest(http.MethodPost, base+"/login", body)
+			target := targets[i/2]
+			req, _ := http.NewRequest(target[0], base+target[1], body)
 			req.Header.Set("Content-Type", "multipart/form-data; boundary="+boundary)
 			if i%2 == 0 {
 				req.ContentLength = int64(len(head) + size + len(tail))

@@ -13,7 +13,8 @@ FUZZ_TARGETS := \
 	./handlers/placementapi:FuzzCandidateQuery \
 	./handlers/compute:FuzzParseServerGroupCreate \
 	./handlers/compute:FuzzParseQuotaSetUpdate \
-	./models/cloud:FuzzParseNovaConf
+	./models/cloud:FuzzParseNovaConf \
+	./models:FuzzDecodeWorld
 
 GO_SOURCES := $(shell find . -name '*.go' -not -path './bin/*')
 

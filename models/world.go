@@ -99,42 +99,6 @@ type Given struct {
 	Settings                                              []string
 }
 
-// ProviderFields and its siblings say which fields the i-th object's entry
-// named: all of them when the world did not come from a document.
-func (w *World) ProviderFields(i int) Fields {
-	return w.Given.at(func(g *Given) []Fields { return g.Providers }, i)
-}
-
-// AggregateFields is ProviderFields for aggregates.
-func (w *World) AggregateFields(i int) Fields {
-	return w.Given.at(func(g *Given) []Fields { return g.Aggregates }, i)
-}
-
-// FlavorFields is ProviderFields for flavors.
-func (w *World) FlavorFields(i int) Fields {
-	return w.Given.at(func(g *Given) []Fields { return g.Flavors }, i)
-}
-
-// ServerFields is ProviderFields for servers.
-func (w *World) ServerFields(i int) Fields {
-	return w.Given.at(func(g *Given) []Fields { return g.Servers }, i)
-}
-
-// GroupFields is ProviderFields for server groups.
-func (w *World) GroupFields(i int) Fields {
-	return w.Given.at(func(g *Given) []Fields { return g.ServerGroups }, i)
-}
-
-func (g *Given) at(list func(*Given) []Fields, i int) Fields {
-	if g == nil {
-		return AllFields
-	}
-	if l := list(g); i < len(l) {
-		return l[i]
-	}
-	return AllFields
-}
-
 // Clone returns a deep copy (nil stays nil).
 func (g *Given) Clone() *Given {
 	if g == nil {

@@ -672,8 +672,12 @@ func EncodeWorld(w io.Writer, world *World) error {
 		if members == nil {
 			members = []string{}
 		}
+		var policy *string // a merge file's group may have none yet: null, which decodes back to none
+		if g.Policy != "" {
+			policy = &g.Policy
+		}
 		doc.ServerGroups = append(doc.ServerGroups, groupDoc{UUID: g.UUID, Name: &g.Name, ProjectID: &g.ProjectID,
-			UserID: &g.UserID, Policy: &g.Policy, Rules: rules, Members: members})
+			UserID: &g.UserID, Policy: policy, Rules: rules, Members: members})
 	}
 	if doc.Settings.EnabledFilters == nil {
 		doc.Settings.EnabledFilters = []string{}

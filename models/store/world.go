@@ -407,7 +407,23 @@ func settingsAfterImport(cur models.Settings, w *models.World, replace bool) mod
 // gives neither.
 func givenFields(in *models.World) *models.Given {
 	if in.Given != nil {
-		return in.Given
+		// One entry per object: an object past the record gives everything.
+		fit := func(l []models.Fields, n int) []models.Fields {
+			out := make([]models.Fields, n)
+			for i := range out {
+				out[i] = models.AllFields
+				if i < len(l) {
+					out[i] = l[i]
+				}
+			}
+			return out
+		}
+		g := in.Given
+		return &models.Given{
+			Providers: fit(g.Providers, len(in.Providers)), Aggregates: fit(g.Aggregates, len(in.Aggregates)),
+			Flavors: fit(g.Flavors, len(in.Flavors)), Servers: fit(g.Servers, len(in.Servers)),
+			ServerGroups: fit(g.ServerGroups, len(in.ServerGroups)), Settings: g.Settings,
+		}
 	}
 	g := &models.Given{}
 	listed := func(isNil bool, f models.Fields) models.Fields {
@@ -523,7 +539,6 @@ func withKept(cur, added map[string]string) map[string]string {
 // out (given says which it names; m's first objects are the incoming ones,
 // in order). What cannot be merged is refused, naming the object and field.
 func keepUnmentioned(cur *models.World, given *models.Given, m *models.World) error {
-	gw := &models.World{Given: given}
 	provs := make(map[string]*models.Provider, len(cur.Providers))
 	for i := range cur.Providers {
 		provs[cur.Providers[i].UUID] = &cur.Providers[i]
@@ -533,7 +548,7 @@ func keepUnmentioned(cur *models.World, given *models.Given, m *models.World) er
 		if old == nil {
 			continue
 		}
-		f := gw.ProviderFields(i)
+		f := given.Providers[i]
 		if !f.Has(models.FieldParent) {
 			p.ParentUUID = nil
 			if old.ParentUUID != nil {
@@ -566,7 +581,7 @@ func keepUnmentioned(cur *models.World, given *models.Given, m *models.World) er
 		if old == nil {
 			continue
 		}
-		f := gw.AggregateFields(i)
+		f := given.Aggregates[i]
 		if !f.Has(models.FieldMembers) || a.Members == nil {
 			a.Members = slices.Clone(old.Members)
 		}
@@ -599,7 +614,7 @@ func keepUnmentioned(cur *models.World, given *models.Given, m *models.World) er
 		if old == nil {
 			continue
 		}
-		f := gw.FlavorFields(i)
+		f := given.Flavors[i]
 		if !f.Has(models.FieldVCPUs) {
 			fl.VCPUs = old.VCPUs
 		}
@@ -622,7 +637,7 @@ func keepUnmentioned(cur *models.World, given *models.Given, m *models.World) er
 		if old == nil {
 			continue
 		}
-		f := gw.ServerFields(i)
+		f := given.Servers[i]
 		keepString(f, models.FieldName, &sv.Name, old.Name)
 		keepString(f, models.FieldProjectID, &sv.ProjectID, old.ProjectID)
 		keepString(f, models.FieldUserID, &sv.UserID, old.UserID)
@@ -637,7 +652,7 @@ func keepUnmentioned(cur *models.World, given *models.Given, m *models.World) er
 		if old == nil {
 			continue
 		}
-		f := gw.GroupFields(i)
+		f := given.ServerGroups[i]
 		keepString(f, models.FieldName, &g.Name, old.Name)
 		keepString(f, models.FieldProjectID, &g.ProjectID, old.ProjectID)
 		keepString(f, models.FieldUserID, &g.UserID, old.UserID)

@@ -148,7 +148,7 @@ var bodyless = map[string]bool{
 // router has them): its row, else none for a method without a body, else
 // the row for the path under any method. ok is false for a route with a
 // body and no row.
-func routeBodyLimit(method, path string) (limit int64, ok bool) {
+func routeBodyLimit(method, path string) (int64, bool) {
 	if l, ok := routeBodyLimits[method+" "+path]; ok {
 		return l, true
 	}
@@ -164,11 +164,11 @@ func routeBodyLimit(method, path string) (limit int64, ok bool) {
 // no route matches (a 404 to come) gets the anonymous limit.
 func bodyLimitFor(c echo.Context) int64 {
 	limit, ok := routeBodyLimit(c.Request().Method, c.Path())
-	if !ok || handlers.CurrentUser(c) == nil {
-		limit = min(limit, anonymousBodyLimit)
-		if !ok {
-			limit = anonymousBodyLimit
-		}
+	switch {
+	case !ok:
+		return anonymousBodyLimit
+	case handlers.CurrentUser(c) == nil:
+		return min(limit, anonymousBodyLimit)
 	}
 	return limit
 }

@@ -242,7 +242,9 @@ func TestResourceSchemasAgainstPlacement(t *testing.T) {
 	v34 := `{` + dictAllocs + `, ` + ids + `, "consumer_generation": 1, "mappings": {"_grp1": ["` + p1 + `"], "": ["` + p2 + `"]}}`
 	v38 := `{` + dictAllocs + `, ` + ids + `, "consumer_generation": 1, "mappings": {"1": ["` + p1 + `"]}, "consumer_type": "INSTANCE"}`
 	list := `"allocations": [{"resource_provider": {"uuid": "` + p1 + `"}, "resources": {"VCPU": 1}}]`
-	post := func(body string) string { return `{"` + u1 + `": ` + body + `, "` + u2 + `": {"allocations": {}, ` + ids + `}}` }
+	post := func(body string) string {
+		return `{"` + u1 + `": ` + body + `, "` + u2 + `": {"allocations": {}, ` + ids + `}}`
+	}
 	postWithGen := func(body string) string {
 		return `{"` + u1 + `": ` + body + `, "` + u2 + `": {"allocations": {}, ` + ids + `, "consumer_generation": 2}}`
 	}

@@ -37,10 +37,20 @@ func (s *Store) LoadWorld(ctx context.Context) (*models.World, int64, error) {
 }
 
 // ExportWorld returns the whole world, ordered for stable output.
+// It also carries the consumers with their allocations, read in the same
+// transaction (the snapshot's LoadWorld does not need them).
 func (s *Store) ExportWorld(ctx context.Context) (*models.World, error) {
-	w, _, err := s.LoadWorld(ctx)
+	var w *models.World
+	err := s.readTx(ctx, func(tx *gorm.DB) error {
+		var err error
+		if w, err = loadWorld(tx); err != nil {
+			return err
+		}
+		w.Consumers, err = loadConsumers(tx)
+		return err
+	})
 	if err != nil {
-		return nil, models.Wrap("store.ExportWorld", err)
+		return nil, mapErr("store.ExportWorld", err)
 	}
 	return w, nil
 }
@@ -108,7 +118,7 @@ func loadWorld(tx *gorm.DB) (*models.World, error) {
 func worldCounts(w *models.World) map[string]int {
 	return map[string]int{
 		"providers": len(w.Providers), "aggregates": len(w.Aggregates), "flavors": len(w.Flavors),
-		"servers": len(w.Servers), "server_groups": len(w.ServerGroups),
+		"servers": len(w.Servers), "server_groups": len(w.ServerGroups), "consumers": len(w.Consumers),
 	}
 }
 
@@ -167,7 +177,25 @@ func (t *txn) importWorld(cur, in *models.World, replace bool) error {
 	if err := checkWorldZones(merged); err != nil {
 		return err
 	}
-	if err := t.rewriteWorld(cur, in, merged); err != nil {
+	curConsumers, err := loadConsumers(t.tx)
+	if err != nil {
+		return err
+	}
+	cur.Consumers = curConsumers
+	if merged.Consumers, err = mergeConsumers(curConsumers, in.Consumers, replace, merged); err != nil {
+		return err
+	}
+	// Allocations hold on to their providers: they go first and come
+	// back after them.
+	for _, table := range []string{"allocations", "consumers"} {
+		if err = t.tx.Exec("DELETE FROM " + table).Error; err != nil {
+			return err
+		}
+	}
+	if err = t.rewriteWorld(cur, in, merged); err != nil {
+		return err
+	}
+	if err = t.insertConsumers(merged.Consumers); err != nil {
 		return err
 	}
 	action := "import"
@@ -198,6 +226,7 @@ func cloneWorld(w *models.World) *models.World {
 		c.Flavors = append(c.Flavors, f)
 	}
 	c.Servers = slices.Clone(w.Servers)
+	c.Consumers = cloneConsumers(w.Consumers)
 	for _, g := range w.ServerGroups {
 		g.Rules = maps.Clone(g.Rules)
 		g.Members = slices.Clone(g.Members)
@@ -209,6 +238,9 @@ func cloneWorld(w *models.World) *models.World {
 // checkIncoming catches what merging would hide: malformed or duplicate
 // identities within the imported world itself. It fills missing uuids.
 func checkIncoming(w *models.World) error {
+	if err := checkConsumers(w.Consumers); err != nil {
+		return err
+	}
 	dup := func(kind string, i int, key, val string, seen map[string]bool) error {
 		if seen[val] {
 			return models.E(models.Invalid, fmt.Sprintf("%s[%d].%s", kind, i, key), "%s %q appears twice", key, val)
@@ -317,6 +349,13 @@ func remapByName(cur, in *models.World) {
 			for j, m := range in.Aggregates[i].Members {
 				if to, ok := remap[m]; ok {
 					in.Aggregates[i].Members[j] = to
+				}
+			}
+		}
+		for i := range in.Consumers {
+			for j, a := range in.Consumers[i].Allocations {
+				if to, ok := remap[a.ProviderUUID]; ok {
+					in.Consumers[i].Allocations[j].ProviderUUID = to
 				}
 			}
 		}

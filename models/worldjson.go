@@ -321,9 +321,11 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 	if err := setRoots(w.Providers, path); err != nil {
 		return nil, err
 	}
-	if w.Consumers, err = addAllocations(w.Providers, doc.Allocations, provs, path); err != nil {
-		return nil, err
+	consumers, allocErr := addAllocations(w.Providers, doc.Allocations, provs, path)
+	if allocErr != nil {
+		return nil, allocErr
 	}
+	w.Consumers = consumers
 
 	aggs := newRefIndex(len(doc.Aggregates))
 	aggNames := map[string]bool{}

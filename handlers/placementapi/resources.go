@@ -1076,11 +1076,11 @@ func (api *API) setProviderTraits(c echo.Context) error {
 			continue
 		}
 		seen[name] = true
-		ok, err := api.traitExists(c, name)
-		if err != nil {
-			return err
+		exists, terr := api.traitExists(c, name)
+		if terr != nil {
+			return terr
 		}
-		if ok {
+		if exists {
 			traits = append(traits, name)
 		} else {
 			missing = append(missing, name)

@@ -141,8 +141,11 @@ func benchCandidatesAt(b *testing.B, n int, budget time.Duration) {
 			if time.Duration(total)*probe > 2*budget {
 				fmt.Printf("%-18s %8d %10d %14s %14s %8s\n", q.name, clients, len(cb.Requests), c.Round(time.Microsecond),
 					fmt.Sprintf("~%s", probe.Round(time.Second)), "-")
-				fmt.Printf("  (%d concurrent requests would take Placement about %s; measured one: %s, %.0fx corral's)\n",
-					total, (time.Duration(total) * probe).Round(time.Second), probe.Round(time.Millisecond), float64(probe)/float64(c))
+				// Served one after the other, the clients would wait
+				// (1+…+total)/total request times on average.
+				est := probe * time.Duration(total+1) / 2
+				fmt.Printf("  (%d concurrent requests would take Placement about %s; measured one: %s; estimated mean %s, about %.0fx corral's)\n",
+					total, (time.Duration(total) * probe).Round(time.Second), probe.Round(time.Millisecond), est.Round(time.Second), float64(est)/float64(c))
 				continue
 			}
 			p := timeRequests(b, peers[1], path, clients, total)

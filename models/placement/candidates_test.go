@@ -54,13 +54,30 @@ func TestCandidateRootsMatchesCandidates(t *testing.T) {
 					g.Resources = append(g.Resources, Amount{Class: rc, Amount: int64(1 + r.Intn(4))})
 				}
 			}
-			switch r.Intn(4) {
+			switch r.Intn(5) {
 			case 0:
 				g.MemberOf.Required = [][]string{{aggs[r.Intn(3)].UUID}}
 			case 1:
 				g.MemberOf.Forbidden = []string{aggs[r.Intn(3)].UUID}
+			case 2:
+				g.MemberOf.Required = [][]string{{aggs[r.Intn(3)].UUID, aggs[r.Intn(3)].UUID}, {aggs[r.Intn(3)].UUID}}
+				g.MemberOf.Forbidden = []string{aggs[r.Intn(3)].UUID}
+			}
+			if r.Intn(6) == 0 {
+				g.InTree = ps[r.Intn(len(ps))].UUID
 			}
 			q := CandidateQuery{Groups: []Group{g}, NestedAware: true}
+			if r.Intn(3) == 0 {
+				// What earlier instances of a preview took.
+				q.Consumed = map[int]map[string]int64{}
+				for range 4 {
+					p := r.Intn(len(ps))
+					if q.Consumed[p] == nil {
+						q.Consumed[p] = map[string]int64{}
+					}
+					q.Consumed[p][classes[r.Intn(len(classes))]] += int64(1 + r.Intn(3))
+				}
+			}
 			got, err := ix.CandidateRoots(q, allNames{})
 			if err != nil {
 				t.Fatal(err)

@@ -344,7 +344,7 @@ func (r *Result) TreeSatisfies(root int) bool {
 	if !r.excluded.Has(root) {
 		return true
 	}
-	for _, c := range r.ix.children[int32(root)] {
+	for _, c := range r.ix.kids(int32(root)) {
 		if !r.excluded.Has(int(c)) {
 			return true
 		}

@@ -279,7 +279,15 @@ func (ix *Index) Hosts() []int32 { return ix.hosts }
 
 // Descendants returns every provider below root i (not i itself), in
 // provider order. Do not modify.
-func (ix *Index) Descendants(root int) []int32 { return ix.children[int32(root)] }
+func (ix *Index) Descendants(root int) []int32 { return ix.kids(int32(root)) }
+
+// kids is Descendants over the tree slices, cheaper than the map.
+func (ix *Index) kids(root int32) []int32 {
+	if t := ix.treePos[root]; t >= 0 {
+		return ix.treeKids[t]
+	}
+	return nil
+}
 
 // NumAggregates is the number of aggregates.
 func (ix *Index) NumAggregates() int { return len(ix.aggs) }
@@ -319,9 +327,28 @@ func (ix *Index) InAggregate(i, a int) bool {
 
 // Anchors returns the roots a sharing provider serves: the roots of every
 // provider that shares an aggregate with it, plus the sharing provider
-// itself (Placement's anchors_for_sharing_providers). Computed on demand,
-// because a sharing provider in a large aggregate anchors thousands of trees.
+// itself (Placement's anchors_for_sharing_providers), sorted. Computed on
+// first use per sharing provider (every preview asks again), on demand for
+// other providers. Do not modify.
 func (ix *Index) Anchors(i int) []int {
+	if !ix.sharing.Has(i) {
+		return ix.computeAnchors(i)
+	}
+	c := ix.resIndex()
+	c.mu.Lock()
+	a, ok := c.anchors[int32(i)]
+	c.mu.Unlock()
+	if ok {
+		return a
+	}
+	a = ix.computeAnchors(i)
+	c.mu.Lock()
+	c.anchors[int32(i)] = a
+	c.mu.Unlock()
+	return a
+}
+
+func (ix *Index) computeAnchors(i int) []int {
 	seen := map[int32]bool{ix.root[i]: true}
 	out := []int{int(ix.root[i])}
 	for _, a := range ix.AggregatesOf(i) {
@@ -353,7 +380,7 @@ func (ix *Index) SharingFor(r int) []int {
 		}
 	}
 	visit(int32(r))
-	for _, c := range ix.children[int32(r)] {
+	for _, c := range ix.kids(int32(r)) {
 		visit(c)
 	}
 	sort.Ints(out)

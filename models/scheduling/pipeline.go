@@ -69,6 +69,7 @@ type run struct {
 	rv       *resolved
 	rf       requestFilterOutcome
 	res      *placement.Result            // unnumbered group; nil on failure
+	memberOf []string                     // the unnumbered group's member_of values
 	groups   map[string]*placement.Result // numbered groups
 	suffixes []string
 	// capacity is the allocation-candidate check; nil when the request
@@ -129,8 +130,9 @@ func (s *Snapshot) runInSlot(spec *RequestSpec) (*Trace, error) {
 	r := &run{s: s, rv: rv, rf: s.runRequestFilters(&rv.req), groups: map[string]*placement.Result{}, req: rv.req, failedRound: -1}
 	r.req.tenantTexts = newTenantTexts(r.req.ProjectID)
 	unnumbered := r.rf.terms.And(rv.user)
+	r.memberOf = unnumbered.Values()
 	tr := &Trace{
-		PlacementQuery: placementQuery(rv.req.Flavor, unnumbered, rv.groups),
+		PlacementQuery: placementQuery(rv.req.Flavor, r.memberOf, rv.groups),
 		RequestFilters: r.rf.steps,
 		Providers:      []ProviderEntry{},
 		Hosts:          []HostEntry{},
@@ -187,9 +189,14 @@ func (s *Snapshot) runInSlot(spec *RequestSpec) (*Trace, error) {
 		if hr.stage < 0 {
 			continue
 		}
+		stageCounts[hr.stage].HostsExcluded++
+		if hr.stage == 0 && (r.res == nil || hr.detail == -1) {
+			// Counted with the providers: the common case, read nothing
+			// more of the host.
+			continue
+		}
 		name := s.hosts[i].Provider.Name
 		stage := stageCounts[hr.stage].Stage
-		stageCounts[hr.stage].HostsExcluded++
 		switch {
 		case hr.stage > 0:
 			stageCounts[hr.stage].Excluded++
@@ -982,10 +989,12 @@ func (r *run) groupVerdicts() []GroupVerdict {
 	if r.res == nil {
 		return nil
 	}
-	byGroup := map[int32]int{}
+	// Placement details are -2 (capacity), -1 (unnumbered) or a
+	// numbered group's position: counted at detail+2.
+	byGroup := make([]int, len(r.suffixes)+2)
 	for _, hr := range r.results {
 		if hr.stage == 0 {
-			byGroup[hr.detail]++
+			byGroup[hr.detail+2]++
 		}
 	}
 	var capGroups map[string]placement.Group
@@ -995,14 +1004,14 @@ func (r *run) groupVerdicts() []GroupVerdict {
 			capGroups[g.Suffix] = g
 		}
 	}
-	un := GroupVerdict{Suffix: "", MemberOf: r.res.Terms.Values(), HostsExcluded: byGroup[-1] + byGroup[capacityDetail]}
+	un := GroupVerdict{Suffix: "", MemberOf: r.memberOf, HostsExcluded: byGroup[-1+2] + byGroup[capacityDetail+2]}
 	if g, ok := capGroups[""]; ok {
 		un.Resources, un.Required = resourcesText(g), requiredText(g)
 	}
 	out := []GroupVerdict{un}
 	seen := map[string]bool{"": true}
 	for gi, k := range r.suffixes {
-		v := GroupVerdict{Suffix: k, MemberOf: r.groups[k].Terms.Values(), HostsExcluded: byGroup[int32(gi)]}
+		v := GroupVerdict{Suffix: k, MemberOf: r.groups[k].Terms.Values(), HostsExcluded: byGroup[gi+2]}
 		if g, ok := capGroups[k]; ok {
 			v.Resources, v.Required = resourcesText(g), requiredText(g)
 		}

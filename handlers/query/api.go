@@ -1,11 +1,13 @@
 package query
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
 	"runtime"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -49,6 +51,47 @@ type previewResponse struct {
 	// about aggregate membership, member_of sees Placement's side only.
 	Warnings []string `json:"warnings,omitempty"`
 }
+
+// encode is json.Marshal(r), with the trace written by its own encoder
+// (reflection over hundreds of entries was a fifth of a preview's cost):
+// the trace's fields come first, then the others.
+func (r previewResponse) encode() ([]byte, error) {
+	if r.Trace == nil {
+		return json.Marshal(r)
+	}
+	// Written in a reused buffer, then copied once at its final size:
+	// growing a fresh one to a few hundred kilobytes per request doubled
+	// the garbage.
+	scratch := encodeBuffers.Get().(*[]byte)
+	defer func() {
+		if cap(*scratch) <= maxPooledEncodeBuffer {
+			encodeBuffers.Put(scratch)
+		}
+	}()
+	b, err := r.Trace.AppendJSON((*scratch)[:0])
+	*scratch = b[:0]
+	if err != nil {
+		return nil, err
+	}
+	rest := r
+	rest.Trace = nil
+	tail, err := json.Marshal(rest)
+	if err != nil {
+		return nil, err
+	}
+	if len(tail) <= len("{}") {
+		return bytes.Clone(b), nil
+	}
+	out := make([]byte, 0, len(b)+len(tail))
+	out = append(append(out, b[:len(b)-1]...), ',')
+	return append(out, tail[1:]...), nil
+}
+
+// encodeBuffers are the scratch buffers previews are encoded in; one
+// larger than maxPooledEncodeBuffer (a trace without a limit) is dropped.
+var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledEncodeBuffer = 4 << 20
 
 type draftRef struct {
 	ID   string `json:"id"`
@@ -100,7 +143,7 @@ func (h *Handler) APIPreview(c echo.Context) error {
 			if rerr != nil {
 				return nil, rerr
 			}
-			return json.Marshal(previewResponse{Trace: tr, Warnings: h.cloudWarnings(ctx)})
+			return previewResponse{Trace: tr, Warnings: h.cloudWarnings(ctx)}.encode()
 		})
 	} else {
 		var d *store.Draft
@@ -118,7 +161,7 @@ func (h *Handler) APIPreview(c echo.Context) error {
 			if perr != nil {
 				return nil, perr
 			}
-			return json.Marshal(previewResponse{Trace: p.Trace, Draft: &draftRef{ID: d.ID, Name: d.Name}, Diff: p.Diff, DraftOnly: p.DraftOnly, Warnings: h.cloudWarnings(ctx)})
+			return previewResponse{Trace: p.Trace, Draft: &draftRef{ID: d.ID, Name: d.Name}, Diff: p.Diff, DraftOnly: p.DraftOnly, Warnings: h.cloudWarnings(ctx)}.encode()
 		})
 	}
 	if err != nil {

@@ -88,6 +88,11 @@ type Result struct {
 
 	anchorOnce sync.Once
 	anchored   Bitset // roots served by a passing sharing provider (lazy)
+
+	// termTexts names each required term's aggregates (lazy): every
+	// listed provider's reason repeats them.
+	termOnce  sync.Once
+	termTexts []string
 }
 
 // Evaluate judges every provider against t in the given mode.
@@ -245,6 +250,16 @@ func (r *Result) firstForbidden(p int) int {
 
 // termText names a required term's aggregates for a person.
 func (r *Result) termText(i int) string {
+	r.termOnce.Do(func() {
+		r.termTexts = make([]string, len(r.Terms.Required))
+		for t := range r.termTexts {
+			r.termTexts[t] = r.renderTerm(t)
+		}
+	})
+	return r.termTexts[i]
+}
+
+func (r *Result) renderTerm(i int) string {
 	term := r.Terms.Required[i]
 	names := make([]string, 0, len(term))
 	for _, u := range term {
@@ -301,7 +316,7 @@ func (r *Result) GroupReason(p int, e Exclusion) string {
 	}
 	switch {
 	case e.Forbidden:
-		return "in forbidden aggregate " + ix.aggs[e.Aggregate].Name + span
+		return ix.forbiddenReason(e.Aggregate, r.Mode == Unnumbered)
 	case e.Split:
 		return "required member_of terms met only across a root and its child"
 	case len(r.req[e.Term]) == 0:
@@ -497,14 +512,14 @@ func (r *Result) forbiddenGroups(forb Bitset, examples int) []ExclusionGroup {
 		copy(g.ex[i+1:], g.ex[i:])
 		g.ex[i] = p
 	}
-	byAgg := map[int32]*acc{}
-	var order []int32
 	aggs := slices.Clone(r.forbAggs)
 	slices.Sort(aggs)
+	byAgg := make([]acc, len(aggs)) // by position in aggs
+	var order []int                 // positions, in order of first member
 	own := r.bad.Clone()
 	own.And(forb)
 	unnumbered := r.Mode == Unnumbered
-	for _, a := range aggs {
+	for ai, a := range aggs {
 		var g *acc
 		for _, p := range ix.aggMembers[a] {
 			if !own.Has(int(p)) {
@@ -512,11 +527,9 @@ func (r *Result) forbiddenGroups(forb Bitset, examples int) []ExclusionGroup {
 			}
 			own.Clear(int(p))
 			if g == nil {
-				if g = byAgg[a]; g == nil {
-					g = &acc{ex: make([]int, 0, max(examples, 0))}
-					byAgg[a] = g
-					order = append(order, a)
-				}
+				g = &byAgg[ai]
+				g.ex = make([]int, 0, max(examples, 0))
+				order = append(order, ai)
 			}
 			add(g, int(p))
 			t := ix.treePos[p]
@@ -534,11 +547,14 @@ func (r *Result) forbiddenGroups(forb Bitset, examples int) []ExclusionGroup {
 		}
 	}
 	groups := make([]ExclusionGroup, 0, len(order))
-	for _, a := range order {
-		g := byAgg[a]
-		first := g.ex[0]
+	for _, ai := range order {
+		g := &byAgg[ai]
+		first := -1
+		if len(g.ex) > 0 {
+			first = g.ex[0]
+		}
 		if examples <= 0 {
-			first = r.firstOf(forb, a)
+			first = r.firstOf(forb, aggs[ai])
 		}
 		e, _ := r.Explain(first)
 		groups = append(groups, ExclusionGroup{Key: r.Key(first, e), Count: g.count, Examples: g.ex, First: first, Exclusion: e})

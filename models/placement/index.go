@@ -2,6 +2,7 @@ package placement
 
 import (
 	"sort"
+	"sync"
 
 	"corral/models"
 )
@@ -11,6 +12,7 @@ import (
 // bitsets and slices instead of maps.
 type Index struct {
 	providers []*models.Provider
+	names     []string // provider names, read without touching the providers
 	provByID  map[string]int32
 	provByNm  map[string]int32
 	parent    []int32 // -1 for a root
@@ -35,6 +37,28 @@ type Index struct {
 
 	// res indexes inventories and traits for allocation candidates.
 	res catalogIndex
+
+	// forbTexts holds each aggregate's forbidden-group reason, without
+	// and with the spanning note (on first use: a preview forbidding
+	// hundreds of reservation aggregates names each of them).
+	forbOnce  sync.Once
+	forbTexts [2][]string
+}
+
+// forbiddenReason is GroupReason for an exclusion by forbidden aggregate a.
+func (ix *Index) forbiddenReason(a int, spanning bool) string {
+	ix.forbOnce.Do(func() {
+		for k, span := range []string{"", " (itself or its root)"} {
+			ix.forbTexts[k] = make([]string, len(ix.aggs))
+			for i, agg := range ix.aggs {
+				ix.forbTexts[k][i] = "in forbidden aggregate " + agg.Name + span
+			}
+		}
+	})
+	if spanning {
+		return ix.forbTexts[1][a]
+	}
+	return ix.forbTexts[0][a]
 }
 
 // NewIndex builds the index. Provider parents and aggregate members are
@@ -44,6 +68,7 @@ func NewIndex(providers []models.Provider, aggregates []models.Aggregate) (*Inde
 	n := len(providers)
 	ix := &Index{
 		providers: make([]*models.Provider, n),
+		names:     make([]string, n),
 		provByID:  make(map[string]int32, n),
 		provByNm:  make(map[string]int32, n),
 		parent:    make([]int32, n),
@@ -56,6 +81,7 @@ func NewIndex(providers []models.Provider, aggregates []models.Aggregate) (*Inde
 	for i := range providers {
 		p := &providers[i]
 		ix.providers[i] = p
+		ix.names[i] = p.Name
 		// One map operation per provider: a duplicate leaves the size unchanged.
 		before := len(ix.provByID)
 		ix.provByID[p.UUID] = int32(i)
@@ -146,7 +172,7 @@ func (ix *Index) WithWorld(providers []models.Provider, aggregates []models.Aggr
 		}
 	}
 	nx := &Index{
-		providers: ptrs, provByID: ix.provByID, provByNm: ix.provByNm,
+		providers: ptrs, names: ix.names, provByID: ix.provByID, provByNm: ix.provByNm,
 		parent: ix.parent, root: ix.root, sharing: ix.sharing, hosts: ix.hosts,
 		children: ix.children, trees: ix.trees, treeKids: ix.treeKids, treePos: ix.treePos,
 		aggByID:   make(map[string]int32, len(aggregates)),
@@ -241,6 +267,9 @@ func (ix *Index) Len() int { return len(ix.providers) }
 
 // Provider returns provider i.
 func (ix *Index) Provider(i int) *models.Provider { return ix.providers[i] }
+
+// Name returns provider i's name.
+func (ix *Index) Name(i int) string { return ix.names[i] }
 
 // ProviderByUUID finds a provider's index by UUID.
 func (ix *Index) ProviderByUUID(u string) (int, bool) {

@@ -332,7 +332,7 @@ func (r *run) providers(tr *Trace, limit int, reasons *reasonCounter) {
 			return false
 		}
 		pr := ix.Provider(p)
-		tr.Providers = append(tr.Providers, ProviderEntry{UUID: pr.UUID, Name: pr.Name, Root: ix.Provider(ix.Root(p)).Name,
+		tr.Providers = append(tr.Providers, ProviderEntry{UUID: pr.UUID, Name: pr.Name, Root: ix.Name(ix.Root(p)),
 			Excluded: excluded, Stage: stage, Reason: reason, Via: via})
 		return true
 	}
@@ -341,7 +341,7 @@ func (r *run) providers(tr *Trace, limit int, reasons *reasonCounter) {
 		sum.ProvidersExcluded = n
 		g := ReasonGroup{Stage: r.rf.failStage, Reason: r.rf.failure, Count: n, Examples: []string{}}
 		for p := 0; p < n && p < maxExamples; p++ {
-			g.Examples = append(g.Examples, ix.Provider(p).Name)
+			g.Examples = append(g.Examples, ix.Name(p))
 		}
 		if n > 0 {
 			reasons.addGroup(g)
@@ -358,7 +358,7 @@ func (r *run) providers(tr *Trace, limit int, reasons *reasonCounter) {
 		rg := ReasonGroup{Stage: StagePlacement, Reason: r.res.GroupReason(g.First, g.Exclusion), Count: g.Count,
 			Examples: make([]string, len(g.Examples))}
 		for i, p := range g.Examples {
-			rg.Examples[i] = ix.Provider(p).Name
+			rg.Examples[i] = ix.Name(p)
 		}
 		reasons.addGroup(rg)
 	}
@@ -908,14 +908,18 @@ func (r *run) hostEntry(i int32, passed bool) HostEntry {
 		round = r.weighedOf(i)
 	}
 	req := r.reqAt(round)
-	e := HostEntry{UUID: h.Provider.UUID, Name: h.Provider.Name, Passed: passed, Checks: []Check{}}
+	e := HostEntry{UUID: h.Provider.UUID, Name: h.Provider.Name, Passed: passed, Checks: make([]Check, 0, 1+len(r.stages)+len(r.weighers))}
 	yes, no := true, false
+	reason := "" // built once for the placement check and the entry
+	if !passed || r.res != nil && hr.stage == 0 {
+		reason = r.reason(i)
+	}
 	if r.res == nil {
 		e.Checks = append(e.Checks, Check{Stage: r.rf.failStage, Passed: &no, Reason: r.rf.failure})
 	} else if hr.stage != 0 {
 		e.Checks = append(e.Checks, Check{Stage: StagePlacement, Passed: &yes})
 	} else {
-		e.Checks = append(e.Checks, Check{Stage: StagePlacement, Passed: &no, Reason: r.reason(i)})
+		e.Checks = append(e.Checks, Check{Stage: StagePlacement, Passed: &no, Reason: reason})
 	}
 	for si, st := range r.stages {
 		var v Verdict
@@ -949,7 +953,7 @@ func (r *run) hostEntry(i int32, passed bool) HostEntry {
 		e.Weight = &total
 	} else {
 		e.Stage = r.stageName(hr.stage)
-		e.Reason = r.reason(i)
+		e.Reason = reason
 	}
 	return e
 }

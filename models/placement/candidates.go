@@ -167,10 +167,10 @@ func (ix *Index) resIndex() *catalogIndex {
 	return c
 }
 
-// fitting is the set of providers with room for amount of class at their
-// own usage (Placement's per-class check), cached per index. Do not
-// modify.
-func (ix *Index) fitting(class string, amount int64) Bitset {
+// Fitting is the set of providers with room for amount of class at their
+// own usage (Placement's per-class check, Check), cached per index. Do
+// not modify.
+func (ix *Index) Fitting(class string, amount int64) Bitset {
 	c := ix.resIndex()
 	k := fitKey{class, amount}
 	c.mu.Lock()
@@ -1088,8 +1088,10 @@ type classInv struct {
 	inv  []models.Inventory // normalized
 	used []int64
 	pos  []int32 // provider → its row, -1 without inventory
-	// sharing lists the sharing providers among prov (on first use).
-	sharing []int32
+	// sharing lists the sharing providers among prov, and belowRoot the
+	// roots with a descendant among prov (both on first use).
+	sharing   []int32
+	belowRoot Bitset
 }
 
 // fits is Placement's per-class check on row j with extra usage on top.
@@ -1160,7 +1162,7 @@ func (ix *Index) CandidateRoots(q CandidateQuery, cat Catalog) (Bitset, error) {
 		}
 		clear(rows)
 		if len(q.Consumed) == 0 {
-			fit := ix.fitting(a.Class, a.Amount)
+			fit := ix.Fitting(a.Class, a.Amount)
 			for wi, w := range fit {
 				if allow != nil {
 					w &= allow[wi]
@@ -1230,6 +1232,27 @@ func (ix *Index) spanKids(d Bitset) Bitset {
 		}
 	}
 	return out
+}
+
+// RootsWithClassBelow is the set of roots having a descendant with an
+// inventory of class. Do not modify.
+func (ix *Index) RootsWithClassBelow(class string) Bitset {
+	c := ix.resIndex()
+	ci := c.classes[class]
+	if ci == nil {
+		return NewBitset(len(ix.providers))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ci.belowRoot == nil {
+		ci.belowRoot = NewBitset(len(ix.providers))
+		for _, p := range ci.prov {
+			if ix.parent[p] >= 0 {
+				ci.belowRoot.Set(int(ix.root[p]))
+			}
+		}
+	}
+	return ci.belowRoot
 }
 
 // sharingWith lists the sharing providers having inventory of ci's class.

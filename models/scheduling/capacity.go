@@ -31,6 +31,15 @@ type capacity struct {
 	// tables holds, per group and requested class, the class's table.
 	tables [][]placement.ClassTable
 	tree   []int // explain's scratch list of one tree's providers
+	// quick, when set, summarises a host whose children have no
+	// inventory of the classes asked from the index's fit sets: no traits
+	// asked, no sharing provider serving the request, nothing consumed
+	// yet. fit, below (roots with the class below them) and the texts are
+	// per group and class.
+	quick             bool
+	fit, below        [][]placement.Bitset
+	short, noInv      [][]string
+	quickUnfitSummary string
 }
 
 // anyCatalog takes every name as known: an unknown class or trait simply
@@ -68,15 +77,52 @@ func (s *Snapshot) newCapacity(req *Request, unnumbered placement.Terms, numbere
 	c := &capacity{ix: s.ix, q: placement.CandidateQuery{Groups: groups, GroupPolicy: policy, NestedAware: true, PerAnchor: true},
 		consumed: map[int]map[string]int64{}}
 	c.tables = make([][]placement.ClassTable, len(groups))
+	c.quick = true
+	c.fit = make([][]placement.Bitset, len(groups))
+	c.below = make([][]placement.Bitset, len(groups))
+	c.short = make([][]string, len(groups))
+	c.noInv = make([][]string, len(groups))
 	for gi, g := range groups {
 		c.tables[gi] = make([]placement.ClassTable, len(g.Resources))
+		c.fit[gi] = make([]placement.Bitset, len(g.Resources))
+		c.below[gi] = make([]placement.Bitset, len(g.Resources))
+		c.short[gi] = make([]string, len(g.Resources))
+		c.noInv[gi] = make([]string, len(g.Resources))
 		for k, a := range g.Resources {
 			c.tables[gi][k] = s.ix.Class(a.Class)
+			c.fit[gi][k] = s.ix.Fitting(a.Class, a.Amount)
+			c.below[gi][k] = s.ix.RootsWithClassBelow(a.Class)
+			c.short[gi][k] = capacityPrefix + a.Class + " short"
+			c.noInv[gi][k] = capacityPrefix + "no " + a.Class + " inventory"
+		}
+		if len(g.Required) > 0 || len(g.Forbidden) > 0 {
+			c.quick = false
 		}
 	}
 	c.evaluate()
+	for _, g := range groups {
+		if g.Suffix == "" && c.sharingServes(g) {
+			c.quick = false
+		}
+	}
 	return c
 }
+
+// aloneInTree reports whether no descendant of root p has an inventory
+// of a class the request asks for.
+func (c *capacity) aloneInTree(p int) bool {
+	for _, below := range c.below {
+		for _, b := range below {
+			if b.Has(p) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// capacityPrefix starts every capacity reason.
+const capacityPrefix = "no allocation candidate: "
 
 // evaluate computes which roots have a candidate, with what earlier
 // instances consumed.
@@ -176,6 +222,22 @@ func (c *capacity) reason(p int) (text, summary string) {
 // trace's summary counts. Only Run calls it (it reuses a scratch list);
 // reason stays safe to call from a finished trace.
 func (c *capacity) summary(p int) string {
+	if c.quick && c.err == "" && len(c.consumed) == 0 && c.aloneInTree(p) {
+		// explain's answer when only the root has what is asked, from
+		// bitsets.
+		for gi, fits := range c.fit {
+			for k, fit := range fits {
+				if fit.Has(p) {
+					continue
+				}
+				if _, _, has := c.tables[gi][k].Inventory(p); has {
+					return c.short[gi][k]
+				}
+				return c.noInv[gi][k]
+			}
+		}
+		return capacityPrefix + "resources do not fit together"
+	}
 	_, s, tree := c.explain(p, false, c.tree)
 	c.tree = tree
 	return s

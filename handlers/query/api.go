@@ -1,13 +1,12 @@
 package query
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
 	"runtime"
 	"strconv"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -59,39 +58,33 @@ func (r previewResponse) encode() ([]byte, error) {
 	if r.Trace == nil {
 		return json.Marshal(r)
 	}
-	// Written in a reused buffer, then copied once at its final size:
-	// growing a fresh one to a few hundred kilobytes per request doubled
-	// the garbage.
-	scratch := encodeBuffers.Get().(*[]byte)
-	defer func() {
-		if cap(*scratch) <= maxPooledEncodeBuffer {
-			encodeBuffers.Put(scratch)
-		}
-	}()
-	b, err := r.Trace.AppendJSON((*scratch)[:0])
-	*scratch = b[:0]
+	// Written into one buffer sized from the last answer: growing a fresh
+	// one to a few hundred kilobytes per request doubled the garbage.
+	hint := encodeSizeHint.Load()
+	b, err := r.Trace.AppendJSON(make([]byte, 0, hint+hint/8+512))
 	if err != nil {
 		return nil, err
 	}
+	encodeSizeHint.Store(int64(min(len(b), maxEncodeSizeHint)))
 	rest := r
 	rest.Trace = nil
 	tail, err := json.Marshal(rest)
 	if err != nil {
 		return nil, err
 	}
-	if len(tail) <= len("{}") {
-		return bytes.Clone(b), nil
+	if len(tail) > len("{}") {
+		b = append(b[:len(b)-1], ',')
+		b = append(b, tail[1:]...)
 	}
-	out := make([]byte, 0, len(b)+len(tail))
-	out = append(append(out, b[:len(b)-1]...), ',')
-	return append(out, tail[1:]...), nil
+	return b, nil
 }
 
-// encodeBuffers are the scratch buffers previews are encoded in; one
-// larger than maxPooledEncodeBuffer (a trace without a limit) is dropped.
-var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}
+// encodeSizeHint is the size of the last trace encoded, up to
+// maxEncodeSizeHint (a trace without a limit must not make every later
+// answer reserve tens of megabytes).
+var encodeSizeHint atomic.Int64
 
-const maxPooledEncodeBuffer = 4 << 20
+const maxEncodeSizeHint = 4 << 20
 
 type draftRef struct {
 	ID   string `json:"id"`

@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"sort"
 	"strings"
@@ -137,19 +138,33 @@ func (ix *Index) Evaluate(t Terms, mode Mode) *Result {
 		// sharing provider: it must itself be in the aggregates), and fails
 		// the negative side through its root. Only non-roots can differ from
 		// the direct answer, so walk those.
-		for t, root := range ix.trees {
-			kids := ix.treeKids[t]
-			rootOK := r.all == nil || r.all.Has(int(root))
-			rootBad := r.bad.Has(int(root))
-			if !rootOK && !rootBad {
-				continue // the children keep their direct answer
+		// Only a root in every required term or in a forbidden aggregate
+		// changes its children's answer (without required terms every
+		// provider passes them already): visit those roots only, each
+		// once, in any order, since trees do not overlap.
+		span := func(root int) {
+			t := ix.treePos[root]
+			if t < 0 {
+				return
 			}
-			for _, c := range kids {
+			rootOK := r.all == nil || r.all.Has(root)
+			rootBad := r.bad.Has(root)
+			for _, c := range ix.treeKids[t] {
 				ok := pass.Has(int(c)) || (rootOK && !ix.sharing.Has(int(c)))
 				if ok && !rootBad {
 					pass.Set(int(c))
 				} else {
 					pass.Clear(int(c))
+				}
+			}
+		}
+		if len(ix.trees) > 0 {
+			r.bad.Each(span)
+			if r.all != nil {
+				for wi, w := range r.all {
+					for w &^= r.bad[wi]; w != 0; w &= w - 1 {
+						span(wi<<6 + bits.TrailingZeros64(w))
+					}
 				}
 			}
 		}

@@ -184,7 +184,13 @@ func (s *Snapshot) runInSlot(spec *RequestSpec) (*Trace, error) {
 	// Round 0, where nearly every exclusion happens, is indexed directly.
 	first := make([]*cachedReason, len(r.verdicts))
 	later := map[verdictRound]*cachedReason{}
-	reasons.reserve(min(len(r.verdicts), 4096))
+	failing := 0 // only failed verdicts make reason groups
+	for _, v := range r.verdicts {
+		if !v.Passed {
+			failing++
+		}
+	}
+	reasons.reserve(min(failing, 4096))
 	for i, hr := range r.results {
 		if hr.stage < 0 {
 			continue
@@ -388,7 +394,9 @@ func (r *run) plan() {
 	s := r.s
 	var flavorViews *hostViews
 	need := 8 // verdicts: at most one per view, plus a few per host
-	defer func() { r.verdicts = make([]Verdict, 0, need) }()
+	// Most views are never judged when placement leaves few hosts: start
+	// small, grow as verdicts come.
+	defer func() { r.verdicts = make([]Verdict, 0, min(need, 1024)) }()
 	for _, f := range r.rv.filters {
 		st := stagePlan{f: f, name: f.Name(), scope: scopeOf(f), shared: -1}
 		switch st.scope {
@@ -482,7 +490,7 @@ func (r *run) judge(si int, i int32) int32 {
 func (r *run) firstRound() []int32 {
 	n := len(r.s.hosts)
 	r.results = make([]hostResult, n)
-	alive := make([]int32, 0, n)
+	var alive []int32 // often a few hosts of tens of thousands
 	hostIdx := r.s.ix.Hosts()
 	for i := range int32(n) {
 		hr := r.firstFailure(i, int(hostIdx[i]))

@@ -1255,6 +1255,16 @@ func (ix *Index) RootsWithClassBelow(class string) Bitset {
 	return ci.belowRoot
 }
 
+// SharingWithClass lists the sharing providers having inventory of class,
+// in provider order. Do not modify.
+func (ix *Index) SharingWithClass(class string) []int32 {
+	ci := ix.resIndex().classes[class]
+	if ci == nil {
+		return nil
+	}
+	return ix.sharingWith(ci)
+}
+
 // sharingWith lists the sharing providers having inventory of ci's class.
 func (ix *Index) sharingWith(ci *classInv) []int32 {
 	c := ix.resIndex()

@@ -349,11 +349,9 @@ func (c *capacity) sharingServes(g placement.Group) bool {
 		return false
 	}
 	for _, a := range g.Resources {
-		for _, p := range c.ix.ProvidersWithClass(a.Class) {
-			if c.ix.IsSharing(int(p)) {
-				c.serves = 1
-				return true
-			}
+		if len(c.ix.SharingWithClass(a.Class)) > 0 {
+			c.serves = 1
+			return true
 		}
 	}
 	return false

@@ -181,6 +181,8 @@ func (s *Snapshot) runInSlot(spec *RequestSpec) (*Trace, error) {
 		named   bool         // the text may contain a host's name
 		group   *ReasonGroup // made on first use
 	}
+	var capGroup *ReasonGroup // the last capacity reason's group
+	var capText string
 	// Round 0, where nearly every exclusion happens, is indexed directly.
 	first := make([]*cachedReason, len(r.verdicts))
 	later := map[verdictRound]*cachedReason{}
@@ -235,7 +237,12 @@ func (s *Snapshot) runInSlot(spec *RequestSpec) (*Trace, error) {
 			// The provider list does not count numbered-group failures.
 			reasons.add(stage, groupReasons[hr.detail], name)
 		case r.res != nil && hr.detail == capacityDetail:
-			reasons.add(stage, r.inRound(r.capacity.summary(int(s.ix.Hosts()[i])), r.roundOf(int32(i))), name)
+			text := r.inRound(r.capacity.summary(int(s.ix.Hosts()[i])), r.roundOf(int32(i)))
+			if capGroup == nil || text != capText {
+				// Hosts in a row often lack the same class.
+				capGroup, capText = reasons.group(stage, text), text
+			}
+			capGroup.note(name)
 		}
 	}
 	tr.Groups = r.groupVerdicts()

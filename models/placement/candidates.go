@@ -107,7 +107,8 @@ type areq struct {
 	mappings map[string][]int32
 }
 
-// catalogIndex is built once per Index, on first use.
+// catalogIndex is built once per Index, on first use, and shared by the
+// indexes WithAggregates derives: it depends on the providers alone.
 type catalogIndex struct {
 	once     sync.Once
 	byClass  map[string][]int32
@@ -115,7 +116,6 @@ type catalogIndex struct {
 	hasTrees bool
 	mu       sync.Mutex
 	byTrait  map[string]Bitset
-	anchors  map[int32][]int // sharing provider → Anchors
 	// fit caches fitting's answers: a preview asks for a flavor's few
 	// amounts over and over.
 	fit map[fitKey]Bitset
@@ -131,12 +131,11 @@ type fitKey struct {
 const maxFitCache = 256
 
 func (ix *Index) resIndex() *catalogIndex {
-	c := &ix.res
+	c := ix.res
 	c.once.Do(func() {
 		c.byClass = map[string][]int32{}
 		c.byTrait = map[string]Bitset{}
 		c.classes = map[string]*classInv{}
-		c.anchors = map[int32][]int{}
 		c.fit = map[fitKey]Bitset{}
 		for i, p := range ix.providers {
 			for rc, inv := range p.Inventories {

@@ -36,7 +36,11 @@ type Index struct {
 	provAggs  []int32
 
 	// res indexes inventories and traits for allocation candidates.
-	res catalogIndex
+	res *catalogIndex
+	// anchors caches Anchors of sharing providers (they depend on the
+	// aggregates, so they are not part of res).
+	anchorMu sync.Mutex
+	anchors  map[int32][]int
 
 	// forbTexts holds each aggregate's forbidden-group reason, without
 	// and with the spanning note (on first use: a preview forbidding
@@ -77,6 +81,7 @@ func NewIndex(providers []models.Provider, aggregates []models.Aggregate) (*Inde
 		children:  map[int32][]int32{},
 		aggByID:   make(map[string]int32, len(aggregates)),
 		aggByName: make(map[string]int32, len(aggregates)),
+		res:       &catalogIndex{},
 	}
 	for i := range providers {
 		p := &providers[i]
@@ -157,8 +162,9 @@ func (ix *Index) WithAggregates(aggregates []models.Aggregate, changed map[strin
 // generations, inventories and other traits may differ. Anything else is
 // an Invalid error.
 func (ix *Index) WithWorld(providers []models.Provider, aggregates []models.Aggregate, changed map[string]bool) (*Index, error) {
-	ptrs := ix.providers
+	ptrs, res := ix.providers, ix.res
 	if providers != nil {
+		res = &catalogIndex{} // inventories, usages or traits may differ
 		if len(providers) != len(ix.providers) {
 			return nil, models.E(models.Invalid, "providers", "%d providers, the index has %d", len(providers), len(ix.providers))
 		}
@@ -177,6 +183,7 @@ func (ix *Index) WithWorld(providers []models.Provider, aggregates []models.Aggr
 		children: ix.children, trees: ix.trees, treeKids: ix.treeKids, treePos: ix.treePos,
 		aggByID:   make(map[string]int32, len(aggregates)),
 		aggByName: make(map[string]int32, len(aggregates)),
+		res:       res,
 	}
 	reuse := func(agg *models.Aggregate) ([]int32, bool) {
 		if changed[agg.UUID] {
@@ -363,17 +370,19 @@ func (ix *Index) Anchors(i int) []int {
 	if !ix.sharing.Has(i) {
 		return ix.computeAnchors(i)
 	}
-	c := ix.resIndex()
-	c.mu.Lock()
-	a, ok := c.anchors[int32(i)]
-	c.mu.Unlock()
+	ix.anchorMu.Lock()
+	a, ok := ix.anchors[int32(i)]
+	ix.anchorMu.Unlock()
 	if ok {
 		return a
 	}
 	a = ix.computeAnchors(i)
-	c.mu.Lock()
-	c.anchors[int32(i)] = a
-	c.mu.Unlock()
+	ix.anchorMu.Lock()
+	if ix.anchors == nil {
+		ix.anchors = map[int32][]int{}
+	}
+	ix.anchors[int32(i)] = a
+	ix.anchorMu.Unlock()
 	return a
 }
 

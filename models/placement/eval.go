@@ -495,8 +495,22 @@ func (r *Result) Groups(examples int) []ExclusionGroup {
 	// Every term is met, but not by one provider alone.
 	add(rest, GroupKey{Split: true, Term: -1, Aggregate: -1})
 	// Each group has its own first provider: no ties to keep in order.
-	slices.SortFunc(groups, func(a, b ExclusionGroup) int { return a.First - b.First })
-	return groups
+	// Sorted by position, then moved once: a preview forbidding hundreds
+	// of aggregates has hundreds of groups, and swapping the structs cost
+	// more than the rest of the grouping.
+	if len(groups) < 2 {
+		return groups
+	}
+	order := make([]int32, len(groups))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return groups[a].First - groups[b].First })
+	sorted := make([]ExclusionGroup, len(groups))
+	for i, g := range order {
+		sorted[i] = groups[g]
+	}
+	return sorted
 }
 
 // forbiddenGroups groups the providers excluded by a forbidden aggregate

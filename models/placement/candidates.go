@@ -1149,11 +1149,14 @@ func (ix *Index) CandidateRoots(q CandidateQuery, cat Catalog) (Bitset, error) {
 	var allow, deny Bitset
 	if inAggs != nil {
 		allow = ix.spanKids(inAggs)
+		defer ix.release(allow)
 	}
 	if badAggs != nil {
 		deny = ix.spanKids(badAggs)
+		defer ix.release(deny)
 	}
-	rows := NewBitset(n)
+	rows := ix.scratch()
+	defer ix.release(rows)
 	for k, a := range g.Resources {
 		ci := ix.resIndex().classes[a.Class]
 		if ci == nil {
@@ -1215,9 +1218,11 @@ func (ix *Index) CandidateRoots(q CandidateQuery, cat Catalog) (Bitset, error) {
 	return out, nil
 }
 
-// spanKids is d with the other providers of every tree whose root is in d.
+// spanKids is d with the other providers of every tree whose root is in d,
+// in a scratch set.
 func (ix *Index) spanKids(d Bitset) Bitset {
-	out := d.Clone()
+	out := ix.scratch()
+	copy(out, d)
 	if len(ix.trees) == 0 {
 		return out
 	}

@@ -170,9 +170,14 @@ func (ix *Index) Evaluate(t Terms, mode Mode) *Result {
 		}
 	}
 	pass.AndNot(r.bad)
-	r.excluded = NewBitset(n)
-	r.excluded.Fill(n)
-	r.excluded.AndNot(pass)
+	// The excluded set is the complement, made in place.
+	for i := range pass {
+		pass[i] = ^pass[i]
+	}
+	if rem := n & 63; rem != 0 && len(pass) > 0 {
+		pass[len(pass)-1] &= 1<<uint(rem) - 1
+	}
+	r.excluded = pass
 	return r
 }
 
@@ -430,12 +435,26 @@ type ExclusionGroup struct {
 // forbidden aggregate are explained one by one; there are few of them.
 func (r *Result) Groups(examples int) []ExclusionGroup {
 	ix := r.ix
-	n := len(ix.providers)
 	unnumbered := r.Mode == Unnumbered
 	// spanned(d): the children of the roots in d, which an unnumbered group
 	// judges through their root.
+	// Every set made here is scratch, given back when Groups returns.
+	var scratch []Bitset
+	defer func() {
+		for _, b := range scratch {
+			ix.release(b)
+		}
+	}()
+	temp := func(from Bitset) Bitset {
+		b := ix.scratch()
+		if from != nil {
+			copy(b, from)
+		}
+		scratch = append(scratch, b)
+		return b
+	}
 	spanned := func(d Bitset) Bitset {
-		out := NewBitset(n)
+		out := temp(nil)
 		if !unnumbered {
 			return out
 		}
@@ -461,7 +480,7 @@ func (r *Result) Groups(examples int) []ExclusionGroup {
 	}
 	// Forbidden: in a forbidden aggregate, itself or (spanning) through
 	// its root; forbiddenGroups adds the latter to forb as it finds them.
-	forb := r.bad.Clone()
+	forb := temp(r.bad)
 	forb.And(r.excluded)
 	groups := r.forbiddenGroups(forb, examples)
 	add := func(set Bitset, k GroupKey) {
@@ -475,17 +494,17 @@ func (r *Result) Groups(examples int) []ExclusionGroup {
 	}
 	// The rest fail the first required term that neither they nor (when
 	// spanning) their root meet; sharing providers count apart.
-	rest := r.excluded.Clone()
+	rest := temp(r.excluded)
 	rest.AndNot(forb)
 	for i, d := range r.direct {
 		met := spanned(d)
 		met.AndNot(ix.sharing) // a sharing provider must be in the term itself
 		met.Or(d)
-		failed := rest.Clone()
+		failed := temp(rest)
 		failed.AndNot(met)
 		rest.And(met)
 		if unnumbered {
-			shared := failed.Clone()
+			shared := temp(failed)
 			shared.And(ix.sharing)
 			failed.AndNot(ix.sharing)
 			add(shared, GroupKey{Term: i, Aggregate: -1, Sharing: true})
@@ -545,7 +564,9 @@ func (r *Result) forbiddenGroups(forb Bitset, examples int) []ExclusionGroup {
 	slices.Sort(aggs)
 	byAgg := make([]acc, len(aggs)) // by position in aggs
 	var order []int                 // positions, in order of first member
-	own := r.bad.Clone()
+	own := ix.scratch()
+	defer ix.release(own)
+	copy(own, r.bad)
 	own.And(forb)
 	unnumbered := r.Mode == Unnumbered
 	for ai, a := range aggs {

@@ -37,6 +37,8 @@ type Index struct {
 
 	// res indexes inventories and traits for allocation candidates.
 	res *catalogIndex
+	// bitsets holds scratch sets over the providers (scratch, release).
+	bitsets sync.Pool
 	// anchors caches Anchors of sharing providers (they depend on the
 	// aggregates, so they are not part of res).
 	anchorMu sync.Mutex
@@ -423,6 +425,24 @@ func (ix *Index) SharingFor(r int) []int {
 	}
 	sort.Ints(out)
 	return out
+}
+
+// scratch returns an empty set over the providers, from a pool: every
+// preview makes a dozen temporary sets of 100,000 bits, garbage the
+// collector would otherwise mark the whole heap for. Give it back with
+// release once nothing refers to it.
+func (ix *Index) scratch() Bitset {
+	if b, ok := ix.bitsets.Get().(*Bitset); ok {
+		clear(*b)
+		return *b
+	}
+	return NewBitset(len(ix.providers))
+}
+
+func (ix *Index) release(b Bitset) {
+	if len(b) == (len(ix.providers)+63)/64 {
+		ix.bitsets.Put(&b)
+	}
 }
 
 // Providers in aggregate set (the union of the given aggregates' members).

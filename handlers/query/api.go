@@ -58,26 +58,39 @@ func (r previewResponse) encode() ([]byte, error) {
 	if r.Trace == nil {
 		return json.Marshal(r)
 	}
-	// Written into one buffer sized from the last answer: growing a fresh
-	// one to a few hundred kilobytes per request doubled the garbage.
-	hint := encodeSizeHint.Load()
-	b, err := r.Trace.AppendJSON(make([]byte, 0, hint+hint/8+512))
+	b, err := r.Trace.AppendJSON(newEncodeBuffer())
 	if err != nil {
 		return nil, err
 	}
-	encodeSizeHint.Store(int64(min(len(b), maxEncodeSizeHint)))
+	noteEncodedSize(len(b))
 	rest := r
 	rest.Trace = nil
-	tail, err := json.Marshal(rest)
+	return rest.appendAfterTrace(b)
+}
+
+// appendAfterTrace completes an encoded trace (an object) with r's other
+// fields, as json.Marshal places them after the embedded trace's.
+func (r previewResponse) appendAfterTrace(trace []byte) ([]byte, error) {
+	tail, err := json.Marshal(r)
 	if err != nil {
 		return nil, err
 	}
 	if len(tail) > len("{}") {
-		b = append(b[:len(b)-1], ',')
-		b = append(b, tail[1:]...)
+		trace = append(trace[:len(trace)-1], ',')
+		trace = append(trace, tail[1:]...)
 	}
-	return b, nil
+	return trace, nil
 }
+
+// newEncodeBuffer is a buffer for one trace, sized from the last answer:
+// growing a fresh one to a few hundred kilobytes per request doubled the
+// garbage.
+func newEncodeBuffer() []byte {
+	hint := encodeSizeHint.Load()
+	return make([]byte, 0, hint+hint/8+512)
+}
+
+func noteEncodedSize(n int) { encodeSizeHint.Store(int64(min(n, maxEncodeSizeHint))) }
 
 // encodeSizeHint is the size of the last trace encoded, up to
 // maxEncodeSizeHint (a trace without a limit must not make every later
@@ -132,11 +145,12 @@ func (h *Handler) APIPreview(c echo.Context) error {
 	var answer []byte
 	if id == "" {
 		answer, err = h.answers.get(cacheKey(revText, nil, nil, body), func() ([]byte, error) {
-			tr, rerr := live.snap.Run(spec)
+			b, rerr := live.snap.RunJSON(spec, newEncodeBuffer())
 			if rerr != nil {
 				return nil, rerr
 			}
-			return previewResponse{Trace: tr, Warnings: h.cloudWarnings(ctx)}.encode()
+			noteEncodedSize(len(b))
+			return previewResponse{Warnings: h.cloudWarnings(ctx)}.appendAfterTrace(b)
 		})
 	} else {
 		var d *store.Draft

@@ -115,6 +115,20 @@ func (s *Snapshot) Run(spec *RequestSpec) (*Trace, error) {
 	return s.runInSlot(spec)
 }
 
+// RunJSON is Run followed by the trace's encoding (AppendJSON onto dst),
+// in the same run slot: encoding a large trace is CPU work as well, and
+// done outside the slots it competes with the runs they admit, which
+// lengthens the tail under load.
+func (s *Snapshot) RunJSON(spec *RequestSpec, dst []byte) ([]byte, error) {
+	runSlots <- struct{}{}
+	defer func() { <-runSlots }()
+	tr, err := s.runInSlot(spec)
+	if err != nil {
+		return nil, err
+	}
+	return tr.AppendJSON(dst)
+}
+
 // runInSlot is Run for a caller already holding a run slot.
 func (s *Snapshot) runInSlot(spec *RequestSpec) (*Trace, error) {
 	if spec == nil {

@@ -36,10 +36,9 @@ type capacity struct {
 	// asked, no sharing provider serving the request, nothing consumed
 	// yet. fit, below (roots with the class below them) and the texts are
 	// per group and class.
-	quick             bool
-	fit, below        [][]placement.Bitset
-	short, noInv      [][]string
-	quickUnfitSummary string
+	quick        bool
+	fit, below   [][]placement.Bitset
+	short, noInv [][]string
 }
 
 // anyCatalog takes every name as known: an unknown class or trait simply

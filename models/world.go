@@ -57,6 +57,11 @@ type World struct {
 	// source document named, so that a merge import can keep the fields a
 	// file leaves out. Nil means the world was not decoded from a document.
 	Given *Given
+	// Consumers are Placement's consumers with their allocations, ordered
+	// by UUID. The core reads only the usages they add up to (Provider.
+	// Usages); the world format carries them so that an export imports
+	// back to the same allocations. The store's LoadWorld leaves them out.
+	Consumers []Consumer
 }
 
 // Fields is a set of the world format's optional fields (see Given).

@@ -103,18 +103,60 @@ func rss(pid int, field string) int64 {
 
 type previewStats struct {
 	done, failed  int64
+	elapsed       time.Duration
+	lat           []time.Duration
 	p50, p90, p99 time.Duration
+	peakRSS       int64
 	firstErr      error
 }
 
-// previewLoad has clients POST distinct previews for d.
-func previewLoad(c *client, body func(int) []byte, clients int, d time.Duration) previewStats {
+// add merges another slice of the same server's load into st.
+func (st *previewStats) add(o previewStats) {
+	st.done += o.done
+	st.failed += o.failed
+	st.elapsed += o.elapsed
+	st.lat = append(st.lat, o.lat...)
+	st.p50, st.p90, st.p99 = pct(st.lat, 0.5), pct(st.lat, 0.9), pct(st.lat, 0.99)
+	st.peakRSS = max(st.peakRSS, o.peakRSS)
+	if st.firstErr == nil {
+		st.firstErr = o.firstErr
+	}
+}
+
+// watchRSS samples pid's resident memory every 20 ms until the returned
+// function is called, which reports the peak seen.
+func watchRSS(pid int) func() int64 {
+	stop := make(chan struct{})
+	done := make(chan int64)
+	go func() {
+		var peak int64
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			peak = max(peak, rss(pid, "VmRSS"))
+			select {
+			case <-stop:
+				done <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() int64 { close(stop); return <-done }
+}
+
+// previewLoad has clients POST distinct previews (body(first), body(first+1), …)
+// for d while the server's resident memory is sampled.
+func previewLoad(c *client, body func(int) []byte, first, clients int, d time.Duration, pid int) previewStats {
 	var st previewStats
 	var next, failed atomic.Int64
+	next.Store(int64(first))
 	var mu sync.Mutex
 	var lat []time.Duration
 	var once sync.Once
-	deadline := time.Now().Add(d)
+	peak := watchRSS(pid)
+	start := time.Now()
+	deadline := start.Add(d)
 	var wg sync.WaitGroup
 	for i := 0; i < clients; i++ {
 		wg.Add(1)
@@ -139,7 +181,9 @@ func previewLoad(c *client, body func(int) []byte, clients int, d time.Duration)
 		}()
 	}
 	wg.Wait()
-	st.done, st.failed = int64(len(lat)), failed.Load()
+	st.elapsed = time.Since(start)
+	st.peakRSS = peak()
+	st.done, st.failed, st.lat = int64(len(lat)), failed.Load(), lat
 	st.p50, st.p90, st.p99 = pct(lat, 0.5), pct(lat, 0.9), pct(lat, 0.99)
 	return st
 }

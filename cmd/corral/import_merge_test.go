@@ -74,12 +74,24 @@ func TestImportMergeKeepsWhatTheFileLeavesOut(t *testing.T) {
 		t.Errorf("flavors = %+v; want m1 with vcpus 2 and no extra specs", w.Flavors)
 	}
 	before = export()
-	code, _, stderr := runCLI(t, "", "import", "--db", db, write("alloc.json",
-		`{"providers": [{"name": "cn1"}], "allocations": [{"consumer": "c1", "resources": {"cn1": {"VCPU": 1}}}]}`))
-	if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "providers[cn1].usages") {
-		t.Errorf("allocations without usages: exit %d, stderr %q; want 2 and one line naming providers[cn1].usages", code, stderr)
+	code, _, stderr := runCLI(t, "", "import", "--db", db, write("policy.json",
+		`{"providers": [{"name": "cn1"}], "server_groups": [{"name": "g"}]}`))
+	if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "server_groups[g].policy") {
+		t.Errorf("a new group without a policy: exit %d, stderr %q; want 2 and one line naming server_groups[g].policy", code, stderr)
 	}
 	if after := export(); after != before {
 		t.Error("a refused merge changed the world")
+	}
+	// An export with consumers merges back unchanged.
+	if code, _, stderr = runCLI(t, "", "import", "--db", db, write("alloc.json",
+		`{"providers": [{"name": "cn1"}], "allocations": [{"consumer": "c1", "resources": {"cn1": {"VCPU": 1}}}]}`)); code != 0 {
+		t.Fatalf("merge with allocations: exit %d: %s", code, stderr)
+	}
+	before = export()
+	if code, _, stderr = runCLI(t, "", "import", "--db", db, write("again.json", before)); code != 0 {
+		t.Fatalf("merging an export back: exit %d: %s", code, stderr)
+	}
+	if after := export(); after != before {
+		t.Errorf("an export merged back changed the world:\nbefore %s\nafter  %s", before, after)
 	}
 }

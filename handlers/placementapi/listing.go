@@ -47,6 +47,31 @@ type encodedProviders struct {
 	modOnce  sync.Once
 	modified []int64
 	shapes   [numShapes]encodedShape
+	// summaries are allocation candidates' provider summaries,
+	// "uuid":{…}, as 1.27–1.28 ([0]) and 1.29 and later ([1]) write
+	// them, each encoded the first time an answer lists it.
+	summaries [2]struct {
+		once sync.Once
+		frag []atomic.Pointer[[]byte]
+	}
+}
+
+// summary is provider i's summary entry in the 1.27 shape, or the 1.29
+// one (with parent and root) when nested.
+func (e *encodedProviders) summary(i int, nested bool) []byte {
+	s, v := 0, placement.V(27)
+	if nested {
+		s, v = 1, placement.V(29)
+	}
+	sm := &e.summaries[s]
+	sm.once.Do(func() { sm.frag = make([]atomic.Pointer[[]byte], e.ix.Len()) })
+	if f := sm.frag[i].Load(); f != nil {
+		return *f
+	}
+	// Two requests may both encode it; either's bytes are the same.
+	f := appendSummary(nil, e.ix.Provider(i), nil, v)
+	sm.frag[i].Store(&f)
+	return f
 }
 
 // encodedShape holds ",{…}" for every provider (each with a leading

@@ -212,6 +212,7 @@ func cloneWorldForBlazar(w *models.World) *models.World {
 		ServerGroups: slices.Clone(w.ServerGroups),
 		Settings:     w.Settings,
 		Given:        w.Given.Clone(),
+		Consumers:    w.Consumers, // not translated, never changed
 	}
 	c.Settings.EnabledFilters = slices.Clone(w.Settings.EnabledFilters)
 	for i := range c.Aggregates {

@@ -37,8 +37,9 @@ type Snapshot struct {
 	// prefixAggs caches the aggregates with a key prefix (request_filters.go).
 	isolating  []isolatingAggregate
 	prefixAggs struct {
-		mu sync.Mutex
-		m  map[string][]int32
+		mu    sync.Mutex
+		m     map[string][]int32
+		texts map[string][2]string // forbiddenByPrefix's note and effect
 	}
 	// nameHeads are the distinct first two bytes of the host names (nil
 	// when there are too many to be useful): a reason that contains none

@@ -37,10 +37,20 @@ func (s *Store) LoadWorld(ctx context.Context) (*models.World, int64, error) {
 }
 
 // ExportWorld returns the whole world, ordered for stable output.
+// It also carries the consumers with their allocations, read in the same
+// transaction (the snapshot's LoadWorld does not need them).
 func (s *Store) ExportWorld(ctx context.Context) (*models.World, error) {
-	w, _, err := s.LoadWorld(ctx)
+	var w *models.World
+	err := s.readTx(ctx, func(tx *gorm.DB) error {
+		var err error
+		if w, err = loadWorld(tx); err != nil {
+			return err
+		}
+		w.Consumers, err = loadConsumers(tx)
+		return err
+	})
 	if err != nil {
-		return nil, models.Wrap("store.ExportWorld", err)
+		return nil, mapErr("store.ExportWorld", err)
 	}
 	return w, nil
 }
@@ -108,7 +118,7 @@ func loadWorld(tx *gorm.DB) (*models.World, error) {
 func worldCounts(w *models.World) map[string]int {
 	return map[string]int{
 		"providers": len(w.Providers), "aggregates": len(w.Aggregates), "flavors": len(w.Flavors),
-		"servers": len(w.Servers), "server_groups": len(w.ServerGroups),
+		"servers": len(w.Servers), "server_groups": len(w.ServerGroups), "consumers": len(w.Consumers),
 	}
 }
 
@@ -170,7 +180,28 @@ func (t *txn) importWorld(cur, in *models.World, replace bool) error {
 	if err := checkWorldZones(merged); err != nil {
 		return err
 	}
-	if err := t.rewriteWorld(cur, in, merged); err != nil {
+	curConsumers, err := loadConsumers(t.tx)
+	if err != nil {
+		return err
+	}
+	cur.Consumers = curConsumers
+	if merged.Consumers, err = mergeConsumers(curConsumers, in.Consumers, replace, merged); err != nil {
+		return err
+	}
+	if !replace {
+		settleUsages(cur, in, givenFields(in), merged)
+	}
+	// Allocations hold on to their providers: they go first and come
+	// back after them.
+	for _, table := range []string{"allocations", "consumers"} {
+		if err = t.tx.Exec("DELETE FROM " + table).Error; err != nil {
+			return err
+		}
+	}
+	if err = t.rewriteWorld(cur, in, merged); err != nil {
+		return err
+	}
+	if err = t.insertConsumers(merged.Consumers); err != nil {
 		return err
 	}
 	action := "import"
@@ -201,6 +232,7 @@ func cloneWorld(w *models.World) *models.World {
 		c.Flavors = append(c.Flavors, f)
 	}
 	c.Servers = slices.Clone(w.Servers)
+	c.Consumers = cloneConsumers(w.Consumers)
 	for _, g := range w.ServerGroups {
 		g.Rules = maps.Clone(g.Rules)
 		g.Members = slices.Clone(g.Members)
@@ -212,6 +244,9 @@ func cloneWorld(w *models.World) *models.World {
 // checkIncoming catches what merging would hide: malformed or duplicate
 // identities within the imported world itself. It fills missing uuids.
 func checkIncoming(w *models.World) error {
+	if err := checkConsumers(w.Consumers); err != nil {
+		return err
+	}
 	dup := func(kind string, i int, key, val string, seen map[string]bool) error {
 		if seen[val] {
 			return models.E(models.Invalid, fmt.Sprintf("%s[%d].%s", kind, i, key), "%s %q appears twice", key, val)
@@ -320,6 +355,13 @@ func remapByName(cur, in *models.World) {
 			for j, m := range in.Aggregates[i].Members {
 				if to, ok := remap[m]; ok {
 					in.Aggregates[i].Members[j] = to
+				}
+			}
+		}
+		for i := range in.Consumers {
+			for j, a := range in.Consumers[i].Allocations {
+				if to, ok := remap[a.ProviderUUID]; ok {
+					in.Consumers[i].Allocations[j].ProviderUUID = to
 				}
 			}
 		}
@@ -562,15 +604,7 @@ func keepUnmentioned(cur *models.World, given *models.Given, m *models.World) er
 		if !f.Has(models.FieldInventories) || p.Inventories == nil {
 			p.Inventories = maps.Clone(old.Inventories)
 		}
-		if !f.Has(models.FieldUsages) {
-			if f.Has(models.FieldAllocated) {
-				return models.E(models.Invalid, fmt.Sprintf("providers[%s].usages", p.Name),
-					"the file's allocations name provider %q, which exists, but its entry gives no usages: a merge cannot tell whether they add to its current usage or replace it — give its \"usages\" (an empty object to count the allocations only) or import with replace", p.Name)
-			}
-			p.Usages = maps.Clone(old.Usages)
-		} else if p.Usages == nil {
-			p.Usages = maps.Clone(old.Usages)
-		}
+		// Usages are settled once the consumers are merged (settleUsages).
 	}
 	aggs := make(map[string]*models.Aggregate, len(cur.Aggregates))
 	for i := range cur.Aggregates {
@@ -669,6 +703,57 @@ func keepUnmentioned(cur *models.World, given *models.Given, m *models.World) er
 		}
 	}
 	return nil
+}
+
+// settleUsages gives each provider of a merged world the usage its
+// consumers' allocations add up to, on top of what it uses beyond them:
+// the entry's usages when it gives them (less the file's allocations,
+// which the decoder added in), else the provider's current usage less its
+// current consumers' allocations. So a merge that lists consumers neither
+// counts them twice nor drops the allocations of the consumers it keeps.
+func settleUsages(cur, in *models.World, given *models.Given, merged *models.World) {
+	sum := func(cs []models.Consumer) map[string]map[string]int64 {
+		out := map[string]map[string]int64{}
+		for _, c := range cs {
+			for _, a := range c.Allocations {
+				if out[a.ProviderUUID] == nil {
+					out[a.ProviderUUID] = map[string]int64{}
+				}
+				out[a.ProviderUUID][a.ResourceClass] += a.Used
+			}
+		}
+		return out
+	}
+	// minus is a-b without the classes that come to nothing.
+	minus := func(a, b map[string]int64) map[string]int64 {
+		out := map[string]int64{}
+		for rc, n := range a {
+			if n -= b[rc]; n > 0 {
+				out[rc] = n
+			}
+		}
+		return out
+	}
+	curAlloc, inAlloc, mergedAlloc := sum(cur.Consumers), sum(in.Consumers), sum(merged.Consumers)
+	curUsage := make(map[string]map[string]int64, len(cur.Providers))
+	for _, p := range cur.Providers {
+		curUsage[p.UUID] = p.Usages
+	}
+	for i := range merged.Providers {
+		p := &merged.Providers[i]
+		old, exists := curUsage[p.UUID]
+		beyond := minus(p.Usages, inAlloc[p.UUID])
+		if exists && (i >= len(given.Providers) || !given.Providers[i].Has(models.FieldUsages)) {
+			beyond = minus(old, curAlloc[p.UUID])
+		}
+		for rc, n := range mergedAlloc[p.UUID] {
+			beyond[rc] += n
+		}
+		if len(beyond) == 0 && len(p.Usages) == 0 {
+			continue // keep nil or empty as it was
+		}
+		p.Usages = beyond
+	}
 }
 
 // keepString sets *v to old unless f gives field.

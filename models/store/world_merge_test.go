@@ -183,11 +183,6 @@ func TestMergeImportRefusesWhatItCannotMerge(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, tc := range []struct{ doc, field string }{
-			// Allocations for an existing provider whose usages the file
-			// leaves out: add to the current usage, or replace it?
-			{`{"providers": [{"name": "cn1", "traits": []}],
-			   "allocations": [{"consumer": "00000000-0000-4000-8000-0000000000e1", "resources": {"cn1": {"VCPU": 1}}}]}`,
-				"providers[cn1].usages"},
 			// A new policy with the old policy's rules kept.
 			{`{"providers": [{"name": "cn2", "traits": ["CUSTOM_X"]}],
 			   "server_groups": [{"uuid": "00000000-0000-4000-8000-0000000000d1", "policy": "affinity"}]}`,
@@ -208,13 +203,31 @@ func TestMergeImportRefusesWhatItCannotMerge(t *testing.T) {
 		if kinds, settings := store.DiffWorlds(before, after); settings || changedAny(kinds) {
 			t.Fatalf("a refused merge changed something: %+v", kinds)
 		}
-		// Given usages, the allocations are the usage.
-		if err = importDoc(t, s, `{"providers": [{"name": "cn1", "usages": {}}],
-		   "allocations": [{"consumer": "00000000-0000-4000-8000-0000000000e1", "resources": {"cn1": {"VCPU": 1}}}]}`, false); err != nil {
+		// Allocations for a provider whose entry gives no usages add to
+		// what it uses beyond its allocations (3 VCPU here)...
+		e1 := `{"consumer": "00000000-0000-4000-8000-0000000000e1", "resources": {"cn1": {"VCPU": 1}}}`
+		if err = importDoc(t, s, `{"providers": [{"name": "cn1"}], "allocations": [`+e1+`]}`, false); err != nil {
 			t.Fatal(err)
 		}
-		if p, _ := s.GetProvider(ctx, "cn1"); p.Usages["VCPU"] != 1 || len(p.Traits) != 2 {
-			t.Errorf("cn1 = usages %v, traits %v; want VCPU 1 and the traits kept", p.Usages, p.Traits)
+		if p, _ := s.GetProvider(ctx, "cn1"); p.Usages["VCPU"] != 4 || len(p.Traits) != 2 {
+			t.Errorf("cn1 = usages %v, traits %v; want VCPU 3+1 and the traits kept", p.Usages, p.Traits)
+		}
+		// ...the same file again counts them once, another consumer adds,
+		// and given usages are what it uses beyond every allocation.
+		for _, tc := range []struct {
+			doc  string
+			want int64
+		}{
+			{`{"providers": [{"name": "cn1"}], "allocations": [` + e1 + `]}`, 4},
+			{`{"providers": [{"name": "cn1"}], "allocations": [{"consumer": "e2", "resources": {"cn1": {"VCPU": 2}}}]}`, 6},
+			{`{"providers": [{"name": "cn1", "usages": {}}], "allocations": [` + e1 + `]}`, 3},
+		} {
+			if err = importDoc(t, s, tc.doc, false); err != nil {
+				t.Fatal(err)
+			}
+			if p, _ := s.GetProvider(ctx, "cn1"); p.Usages["VCPU"] != tc.want {
+				t.Errorf("after %s: cn1 usages %v, want VCPU %d", tc.doc, p.Usages, tc.want)
+			}
 		}
 	})
 }

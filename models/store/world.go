@@ -174,10 +174,10 @@ func (t *txn) importWorld(cur, in *models.World, replace bool) error {
 	if err != nil {
 		return err
 	}
-	if err := validateWorld(merged); err != nil {
+	if err = validateWorld(merged); err != nil {
 		return err
 	}
-	if err := checkWorldZones(merged); err != nil {
+	if err = checkWorldZones(merged); err != nil {
 		return err
 	}
 	curConsumers, err := loadConsumers(t.tx)

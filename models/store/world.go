@@ -742,8 +742,16 @@ func settleUsages(cur, in *models.World, given *models.Given, merged *models.Wor
 	for i := range merged.Providers {
 		p := &merged.Providers[i]
 		old, exists := curUsage[p.UUID]
+		keepOld := exists && (i >= len(given.Providers) || !given.Providers[i].Has(models.FieldUsages))
+		if len(curAlloc[p.UUID])+len(inAlloc[p.UUID])+len(mergedAlloc[p.UUID]) == 0 {
+			// No consumer here: the usages are the entry's or the current ones, as they are.
+			if keepOld {
+				p.Usages = maps.Clone(old)
+			}
+			continue
+		}
 		beyond := minus(p.Usages, inAlloc[p.UUID])
-		if exists && (i >= len(given.Providers) || !given.Providers[i].Has(models.FieldUsages)) {
+		if keepOld {
 			beyond = minus(old, curAlloc[p.UUID])
 		}
 		for rc, n := range mergedAlloc[p.UUID] {

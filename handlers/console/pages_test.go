@@ -213,13 +213,13 @@ func TestFlavorPages(t *testing.T) {
 	}
 	for _, tc := range cases {
 		form := url.Values{"name": {"f-bad"}, "vcpus": {"1"}, "ram_mb": {"512"}, "disk_gb": {"1"}, "key": {tc.key}, "value": {tc.value}}
-		r := c.Submit("/flavors/new", "/flavors", form)
-		if r.StatusCode != http.StatusBadRequest || !strings.Contains(r.Text(t, "kv-error"), tc.want) {
+		r := refused(t, c, "/flavors/new", "/flavors", form)
+		if !strings.Contains(r.Text(t, "kv-error"), tc.want) {
 			t.Errorf("%s=%s: status %d, errors %q", tc.key, tc.value, r.StatusCode, r.Text(t, "kv-error"))
 		}
 	}
-	r = c.Submit("/flavors/new", "/flavors", url.Values{"name": {"f-bad"}, "vcpus": {"0"}, "ram_mb": {"x"}, "disk_gb": {"1"}})
-	if r.StatusCode != http.StatusBadRequest || r.Text(t, "error-vcpus") == "" || r.Text(t, "error-ram_mb") == "" {
+	r = refused(t, c, "/flavors/new", "/flavors", url.Values{"name": {"f-bad"}, "vcpus": {"0"}, "ram_mb": {"x"}, "disk_gb": {"1"}})
+	if r.Text(t, "error-vcpus") == "" || r.Text(t, "error-ram_mb") == "" {
 		t.Errorf("sizes: %d %q %q", r.StatusCode, r.Text(t, "error-vcpus"), r.Text(t, "error-ram_mb"))
 	}
 	if _, err := a.Store.GetFlavor(context.Background(), "f-bad"); err == nil {
@@ -242,8 +242,8 @@ func TestFlavorPages(t *testing.T) {
 	if got := page.Text(t, "flash-success"); !strings.Contains(got, "1 added, 1 changed, 0 removed") {
 		t.Errorf("flash %q", got)
 	}
-	r = c.Submit(path, path, url.Values{"name": {"f1"}, "vcpus": {"2"}, "ram_mb": {"4096"}, "disk_gb": {"10"}, "generation": {gen(fl.Generation)}})
-	if r.StatusCode != http.StatusConflict || !strings.Contains(r.Text(t, "form-error"), "changed by someone else") {
+	r = refused(t, c, path, path, url.Values{"name": {"f1"}, "vcpus": {"2"}, "ram_mb": {"4096"}, "disk_gb": {"10"}, "generation": {gen(fl.Generation)}})
+	if !strings.Contains(r.Text(t, "form-error"), "changed by someone else") {
 		t.Errorf("stale: %d %q", r.StatusCode, r.Text(t, "form-error"))
 	}
 
@@ -348,14 +348,14 @@ func TestSettingsPage(t *testing.T) {
 	// Bad multiplier: next to the field, nothing saved.
 	bad := form(0)
 	bad.Set("soft_affinity_weight_multiplier", "lots")
-	r = c.Submit("/settings", "/settings", bad)
-	if r.StatusCode != http.StatusBadRequest || r.Text(t, "error-soft_affinity_weight_multiplier") == "" {
+	r = refused(t, c, "/settings", "/settings", bad)
+	if r.Text(t, "error-soft_affinity_weight_multiplier") == "" {
 		t.Errorf("bad multiplier: %d", r.StatusCode)
 	}
 	neg := form(0)
 	neg.Set("soft_anti_affinity_weight_multiplier", "-1")
-	r = c.Submit("/settings", "/settings", neg)
-	if r.StatusCode != http.StatusBadRequest || !strings.Contains(r.Text(t, "error-soft_anti_affinity_weight_multiplier"), "negative") {
+	r = refused(t, c, "/settings", "/settings", neg)
+	if !strings.Contains(r.Text(t, "error-soft_anti_affinity_weight_multiplier"), "negative") {
 		t.Errorf("negative multiplier: %d %q", r.StatusCode, r.Text(t, "error-soft_anti_affinity_weight_multiplier"))
 	}
 	if _, g, _ := a.Store.GetSettings(context.Background()); g != 0 {
@@ -379,8 +379,8 @@ func TestSettingsPage(t *testing.T) {
 		}
 	}
 	// A stale save is refused.
-	r = c.Submit("/settings", "/settings", form(0))
-	if r.StatusCode != http.StatusConflict || !strings.Contains(r.Text(t, "form-error"), "changed by someone else") {
+	r = refused(t, c, "/settings", "/settings", form(0))
+	if !strings.Contains(r.Text(t, "form-error"), "changed by someone else") {
 		t.Errorf("stale: %d %q", r.StatusCode, r.Text(t, "form-error"))
 	}
 	// Saved with the audit log.

@@ -290,7 +290,7 @@ func treeAllKept(t QueryTree) bool {
 type QueryColumn struct {
 	Name  string
 	Short string // the head shown; Name is its title
-	Kind  string // "request", "placement", "filter" or "weigher"
+	Kind  string // "request", "placement", "capacity", "filter" or "weigher"
 }
 
 // QueryMatrixRow is one host across every stage.
@@ -436,3 +436,4 @@ func num(n int) string {
 func groupChosen(g Option, group string) bool {
 	return group != "" && (g.Value == group || strings.HasPrefix(g.Label, group+" ("))
 }
+

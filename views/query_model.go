@@ -436,4 +436,3 @@ func num(n int) string {
 func groupChosen(g Option, group string) bool {
 	return group != "" && (g.Value == group || strings.HasPrefix(g.Label, group+" ("))
 }
-

@@ -130,6 +130,10 @@ type impactIndex struct {
 	sameTenancy bool
 	posOnce     sync.Once
 	pos         map[string]int32 // host name → position, built on first use
+	// serverPos is each server's host position (-1 for none), in the
+	// order of the world's servers, built on first use.
+	serverPosOnce sync.Once
+	serverPos     []int32
 
 	// tenantClass groups hosts by the tenants their aggregates admit, all
 	// that AggregateMultiTenancyIsolation reads of a host, so that it runs
@@ -568,6 +572,22 @@ func (x *impactIndex) position(name string) int {
 		return int(p)
 	}
 	return -1
+}
+
+// serverPositions is each of the world's servers' host position, -1 when
+// it runs on no host the index knows.
+func (x *impactIndex) serverPositions() []int32 {
+	x.serverPosOnce.Do(func() {
+		servers := x.s.world.Servers
+		x.serverPos = make([]int32, len(servers))
+		for i := range servers {
+			x.serverPos[i] = -1
+			if servers[i].Host != "" {
+				x.serverPos[i] = int32(x.position(servers[i].Host))
+			}
+		}
+	})
+	return x.serverPos
 }
 
 func (x *impactIndex) positions() map[string]int32 {

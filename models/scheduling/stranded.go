@@ -176,12 +176,23 @@ func Strandings(live, draft *Snapshot) (*Stranding, error) {
 		}
 		return hf
 	}
-	for _, srv := range draft.world.Servers {
+	// A draft that shares live's servers finds their hosts in live's
+	// index, worked out once per snapshot.
+	var serverPos []int32
+	if aligned && sameTenancy && sameSlice(draft.world.Servers, live.world.Servers) {
+		serverPos = lx.serverPositions()
+	}
+	for si, srv := range draft.world.Servers {
 		if srv.Host == "" {
 			continue
 		}
 		if aligned && sameTenancy {
-			h := lx.position(srv.Host)
+			var h int
+			if serverPos != nil {
+				h = int(serverPos[si])
+			} else {
+				h = lx.position(srv.Host)
+			}
 			if h < 0 {
 				continue
 			}
@@ -366,6 +377,11 @@ func brokenGroups(live, draft *Snapshot, lx, dx *impactIndex, lf, df []placement
 		}
 	}
 	return out, nil
+}
+
+// sameSlice reports whether a and b are one slice (not merely equal ones).
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // groupBreak says how the members (count per host) break the group's hard policy,

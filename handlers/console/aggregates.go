@@ -275,9 +275,9 @@ func (h *Handler) AggregateDetail(c echo.Context) error {
 			}
 		}
 		// Ticked providers come back by name in the box.
-		provs, _, err := h.resolveProviders(c, refs)
-		if err != nil {
-			return err
+		provs, _, perr := h.resolveProviders(c, refs)
+		if perr != nil {
+			return perr
 		}
 		shown := slices.Clone(refs)
 		for i, r := range shown {
@@ -939,9 +939,9 @@ func (h *Handler) MembersAdd(c echo.Context) error {
 	if gerr != nil {
 		return refuse(errMsg(gerr))
 	}
-	if msg, err := h.membersProblem(c, dedupe(refs)); err != nil || msg != "" {
-		if err != nil {
-			return err
+	if msg, merr := h.membersProblem(c, dedupe(refs)); merr != nil || msg != "" {
+		if merr != nil {
+			return merr
 		}
 		return refuse(msg)
 	}

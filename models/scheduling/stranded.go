@@ -263,9 +263,9 @@ func Strandings(live, draft *Snapshot) (*Stranding, error) {
 	slices.SortFunc(out.Servers, func(a, b StrandedServer) int {
 		return cmp.Or(strings.Compare(a.Host, b.Host), strings.Compare(a.Name, b.Name))
 	})
-	groups, err := brokenGroups(live, draft, lx, dx, lf, df, sameTenancy)
-	if err != nil {
-		return nil, err
+	groups, gerr := brokenGroups(live, draft, lx, dx, lf, df, sameTenancy)
+	if gerr != nil {
+		return nil, gerr
 	}
 	out.Groups = groups
 	return out, nil

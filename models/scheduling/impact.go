@@ -318,7 +318,10 @@ func (s *Snapshot) requestTerms(spec *RequestSpec) (rv *resolved, terms placemen
 // this one derives from, a host no changed aggregate holds keeps base's
 // verdict when base judged it: its aggregates, and so what every filter
 // reads of it, are the same.
-func (x *impactIndex) part(spec *RequestSpec, filters []HostFilter, perClass bool, base *partResult) partResult {
+//
+// fitsOf, when not nil, is a part whose capacity fits hold for this one
+// too (same providers, a flavor asking the same resources and traits).
+func (x *impactIndex) part(spec *RequestSpec, filters []HostFilter, perClass bool, base, fitsOf *partResult) partResult {
 	n := len(x.hosts)
 	set := placement.NewBitset(n)
 	rv, terms, failed, err := x.s.requestTerms(spec)
@@ -349,8 +352,8 @@ func (x *impactIndex) part(spec *RequestSpec, filters []HostFilter, perClass boo
 	}
 	var fits placement.Bitset
 	if !perClass && x.capacity && rv.req.Flavor != nil {
-		if base != nil {
-			fits = base.fits // same providers, same flavor
+		if fitsOf != nil {
+			fits = fitsOf.fits // same providers, same resources asked
 		} else if roots := x.s.FlavorFitBits(rv.req.Flavor); roots != nil {
 			fits = placement.NewBitset(n)
 			for i, p := range x.hostRoot {
@@ -516,7 +519,7 @@ func (x *impactIndex) projectPartResult(p string) partResult {
 				RequiredMemberPrefix: strp(""), DefaultForbiddenMemberPrefix: strp(""),
 				EnableIsolatedAggregateFiltering: boolp(false), EnabledFilters: listp([]string{}),
 			}}
-		return x.part(spec, x.projectSide, true, base)
+		return x.part(spec, x.projectSide, true, base, nil)
 	})
 }
 
@@ -528,11 +531,16 @@ func (x *impactIndex) flavorPart(f string) (placement.Bitset, error) {
 
 func (x *impactIndex) flavorPartResult(f string) partResult {
 	return x.cached(x.flavorParts, f, func() partResult {
-		var base *partResult
-		if x.base != nil && sameFlavor(x.base.s, x.s, f) {
-			r := x.base.flavorPartResult(f)
-			if r.err == nil {
-				base = &r
+		// The live part of the same flavor: all of it carries over to the
+		// hosts the changes leave alone when the flavor is unchanged, its
+		// capacity fits when the flavor asks the same resources.
+		var base, fitsOf *partResult
+		if x.base != nil && sameCapacityAsk(x.base.s, x.s, f) {
+			if r := x.base.flavorPartResult(f); r.err == nil {
+				fitsOf = &r
+				if sameFlavor(x.base.s, x.s, f) {
+					base = &r
+				}
 			}
 		}
 		spec := &RequestSpec{NumInstances: 1, Flavor: FlavorRef{Name: f},
@@ -540,7 +548,7 @@ func (x *impactIndex) flavorPartResult(f string) partResult {
 				LimitTenantsToPlacementAggregate: boolp(false), PlacementAggregateRequiredForTenants: boolp(false),
 				EnabledFilters: listp([]string{}),
 			}}
-		return x.part(spec, x.flavorSide, false, base)
+		return x.part(spec, x.flavorSide, false, base, fitsOf)
 	})
 }
 
@@ -554,6 +562,34 @@ func sameFlavor(a, b *Snapshot, name string) bool {
 	}
 	return fa.VCPUs == fb.VCPUs && fa.RAMMB == fb.RAMMB && fa.DiskGB == fb.DiskGB && fa.ID == fb.ID &&
 		maps.Equal(fa.ExtraSpecs, fb.ExtraSpecs)
+}
+
+// sameCapacityAsk reports whether flavor name asks the same of capacity in
+// both snapshots: its size, and its resources*, trait* and group_policy
+// extra specs (what FlavorGroups reads).
+func sameCapacityAsk(a, b *Snapshot, name string) bool {
+	fa, oka := a.flavorByName[name]
+	fb, okb := b.flavorByName[name]
+	if oka != okb || fa == fb {
+		return oka == okb
+	}
+	if fa.VCPUs != fb.VCPUs || fa.RAMMB != fb.RAMMB || fa.DiskGB != fb.DiskGB {
+		return false
+	}
+	asks := func(k string) bool {
+		return strings.HasPrefix(k, "resources") || strings.HasPrefix(k, "trait") || k == "group_policy"
+	}
+	for k, v := range fa.ExtraSpecs {
+		if w, ok := fb.ExtraSpecs[k]; (!ok || w != v) && asks(k) {
+			return false
+		}
+	}
+	for k := range fb.ExtraSpecs {
+		if _, ok := fa.ExtraSpecs[k]; !ok && asks(k) {
+			return false
+		}
+	}
+	return true
 }
 
 // position is the host's position in the index, or -1.

@@ -52,6 +52,7 @@ func TestDerivedImpactIndexAgreesWithWholeBuilds(t *testing.T) {
 		"aggregate deleted":        {{Op: OpDeleteAggregate, Aggregate: "reservation-resv-0"}},
 		"aggregate created":        {{Op: OpCreateAggregate, Aggregate: "new", Metadata: map[string]string{"filter_tenant_id": projects[1]}}, {Op: OpAddMember, Aggregate: "new", Provider: host}},
 		"flavor extra spec":        {{Op: OpSetExtraSpec, Flavor: cloudgen.FlavorSmall, Key: "aggregate_instance_extra_specs:network", Value: "fabric-2"}},
+		"flavor resources":         {{Op: OpSetExtraSpec, Flavor: cloudgen.FlavorSmall, Key: "resources:VCPU", Value: "200"}},
 		"flavor and aggregate": {{Op: OpSetExtraSpec, Flavor: cloudgen.FlavorSSD, Key: "aggregate_instance_extra_specs:ssd", Value: "maybe"},
 			{Op: OpSetMetadata, Aggregate: plainAgg, Key: "ssd", Value: "maybe"}},
 		"nothing that matters":   {{Op: OpSetMetadata, Aggregate: plainAgg, Key: "colour", Value: "blue"}},

@@ -56,9 +56,13 @@ func TestBrowserHostStageMatrix(t *testing.T) {
 	}
 
 	// Failed only, then by name: the server pages the rows.
+	// htmx hooks up swapped-in content when it settles, a moment after
+	// the swap: typing before that would go unheard.
+	settled := chromedp.Poll[chromedp.Void](`!document.querySelector('.htmx-added, .htmx-settling')`)
 	b.Do(
 		chromedp.Click(webtest.TestID("matrix-failed")),
 		chromedp.WaitNotPresent(`#host-matrix tr[data-testid="host-eligible"]`),
+		settled,
 	)
 	b.Do(
 		chromedp.SendKeys(webtest.TestID("matrix-name"), "cn7"),

@@ -107,7 +107,11 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	hc := http.Client{Timeout: 60 * time.Second}
+	// Parallel reads keep their connections: the default transport keeps
+	// two idle per host and would open a new one for most requests.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 64
+	hc := http.Client{Timeout: 60 * time.Second, Transport: tr}
 	if o.HTTPClient != nil {
 		hc = *o.HTTPClient
 	}
@@ -117,10 +121,8 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 		if err != nil {
 			return nil, models.E(models.Invalid, "os-cloud", "clouds.yaml: %v", err)
 		}
-		if tlsConf != nil {
-			tr := http.DefaultTransport.(*http.Transport).Clone()
+		if tlsConf != nil && o.HTTPClient == nil {
 			tr.TLSClientConfig = tlsConf
-			hc.Transport = tr
 		}
 		hc.Transport = &countingTransport{next: hc.Transport, n: &c.requests}
 		ao.AllowReauth = ao.Password != "" || ao.ApplicationCredentialSecret != ""

@@ -82,7 +82,18 @@ func script() string {
 
 // Start configures and starts both services under dir.
 func Start(dir string) (*Cloud, error) {
-	c, err := start(dir, nil)
+	return StartServed(dir, 1)
+}
+
+// StartServed is Start with Placement served by uWSGI with the given
+// number of worker processes (1: Debian's single-process placement-api).
+func StartServed(dir string, placementProcesses int) (*Cloud, error) {
+	if placementProcesses > 1 {
+		if _, err := os.Stat("/usr/lib/uwsgi/plugins/python3_plugin.so"); err != nil {
+			return nil, fmt.Errorf("uWSGI with python3 (Debian's uwsgi-core, uwsgi-plugin-python3) is not installed")
+		}
+	}
+	c, err := start(dir, nil, "PLACEMENT_PROCESSES="+strconv.Itoa(placementProcesses))
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +177,7 @@ func (c *Cloud) token() (string, error) {
 	return resp.Header.Get("X-Subject-Token"), nil
 }
 
-func start(dir string, ks *Cloud) (*Cloud, error) {
+func start(dir string, ks *Cloud, env ...string) (*Cloud, error) {
 	pp, err := freePort()
 	if err != nil {
 		return nil, err
@@ -181,9 +192,10 @@ func start(dir string, ks *Cloud) (*Cloud, error) {
 	}
 	cmd := exec.Command("bash", script(), dir, strconv.Itoa(pp), strconv.Itoa(np), strconv.Itoa(qp))
 	c := &Cloud{Dir: dir}
+	cmd.Env = append(os.Environ(), env...)
 	if ks != nil {
 		c = ks
-		cmd.Env = append(os.Environ(), "KEYSTONE_URL="+c.KeystoneURL, "KEYSTONE_ADMIN_PASSWORD="+c.AdminPassword)
+		cmd.Env = append(cmd.Env, "KEYSTONE_URL="+c.KeystoneURL, "KEYSTONE_ADMIN_PASSWORD="+c.AdminPassword)
 	}
 	out, err := cmd.CombinedOutput()
 	c.readPids("placement.pid", "nova.pid", "neutron.pid")

@@ -59,6 +59,10 @@ func BenchmarkSyncPlacement(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		cpuBefore, err := c.PlacementCPU()
+		if err != nil {
+			b.Fatal(err)
+		}
 		b.StartTimer()
 		start := time.Now()
 		first, err := cloud.Sync(ctx, st, cl, actor, cloud.SyncOptions{Connection: "bench", Parallel: parallel})
@@ -66,6 +70,10 @@ func BenchmarkSyncPlacement(b *testing.B) {
 			b.Fatal(err)
 		}
 		took := time.Since(start)
+		cpuAfter, err := c.PlacementCPU()
+		if err != nil {
+			b.Fatal(err)
+		}
 		second, err := cloud.Sync(ctx, st, cl, actor, cloud.SyncOptions{Connection: "bench", Parallel: parallel})
 		if err != nil {
 			b.Fatal(err)
@@ -79,6 +87,11 @@ func BenchmarkSyncPlacement(b *testing.B) {
 		b.ReportMetric(float64(second.Stats.Requests), "requests/unchanged-sync")
 		b.ReportMetric(second.Stats.Duration.Seconds(), "s/unchanged-read")
 		b.ReportMetric(float64(first.Stats.Requests)/float64(n), "requests/provider")
+		// Placement's own processor time per request: what bounds a sync
+		// on a machine of given cores, whatever else runs on it.
+		perRequest := (cpuAfter - cpuBefore).Seconds() / float64(first.Stats.Requests)
+		b.ReportMetric(perRequest*1000, "placement-cpu-ms/request")
+		b.ReportMetric(perRequest*float64(first.Stats.Requests)/float64(runtime.NumCPU()), "s/first-sync-placement-cpu-bound")
 		rate := ceiling(b, c, parallel, 10*time.Second)
 		b.ReportMetric(rate, "ceiling-req/s")
 		b.ReportMetric(float64(first.Stats.Requests)/rate, "s/first-sync-at-ceiling")

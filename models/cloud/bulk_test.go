@@ -142,4 +142,28 @@ func TestBulkReadsEqualPerProviderReads(t *testing.T) {
 		t.Errorf("generated consumers seen %d, migrations %d, moved %d", bulkConsumers, migrations, moved)
 	}
 	t.Logf("bulk read %d requests, provider by provider %d", bulk.ReadStats.Requests, one.ReadStats.Requests)
+
+	// Read again on top of the first: nothing moved, nothing is re-read.
+	again, err := cl.Read(ctx, cloud.ReadOptions{Previous: &bulk.Placement})
+	must(t, err)
+	if again.ReadStats.ProvidersRead != 0 || again.ReadStats.ConsumersRead != 0 || again.ReadStats.ConsumersReused != len(bulk.Placement.Consumers) {
+		t.Errorf("unchanged read: %+v", again.ReadStats)
+	}
+	// A state kept without consumer generations (an older sync's): the
+	// providers with allocations are read once more, then kept.
+	old := cloud.PlacementState{Providers: map[string]*cloud.PlacementProvider{}, ResourceClasses: bulk.Placement.ResourceClasses}
+	withAllocations := 0
+	for u, p := range bulk.Placement.Providers {
+		kept := *p
+		kept.ConsumerGenerations = nil
+		if len(p.Allocations) > 0 {
+			withAllocations++
+		}
+		old.Providers[u] = &kept
+	}
+	upgraded, err := cl.Read(ctx, cloud.ReadOptions{Previous: &old})
+	must(t, err)
+	if upgraded.ReadStats.ProvidersRead != withAllocations || withAllocations == 0 {
+		t.Errorf("read on an older state re-read %d providers, want the %d with allocations", upgraded.ReadStats.ProvidersRead, withAllocations)
+	}
 }

@@ -437,11 +437,15 @@ func (c *Client) readPlacement(ctx context.Context, s *Snapshot, o ReadOptions) 
 	}
 	slices.Sort(s.Placement.ResourceClasses)
 	s.Placement.Providers = make(map[string]*PlacementProvider, len(list.ResourceProviders))
+	// A provider kept by a sync that did not see consumer generations is
+	// read again once, or its consumers would be re-read by every sync.
+	wantConsumerGenerations := !lessVersion(c.Placement.Microversion, "1.28")
 	var todo []*PlacementProvider
 	for i := range list.ResourceProviders {
 		p := &list.ResourceProviders[i]
 		if o.Previous != nil {
-			if old, ok := o.Previous.Providers[p.UUID]; ok && old.Generation == p.Generation {
+			if old, ok := o.Previous.Providers[p.UUID]; ok && old.Generation == p.Generation &&
+				(!wantConsumerGenerations || len(old.Allocations) == 0 || old.ConsumerGenerations != nil) {
 				kept := *old
 				kept.Name, kept.ParentUUID, kept.RootUUID = p.Name, p.ParentUUID, p.RootUUID
 				s.Placement.Providers[p.UUID] = &kept

@@ -389,3 +389,39 @@ func (c *Cloud) AddServer(uuid, name, project, user, host, flavorID, group strin
 	}
 	return nil
 }
+
+// PlacementCPU is the processor time Placement's processes (the server
+// and, under uWSGI, its workers) have used so far.
+func (c *Cloud) PlacementCPU() (time.Duration, error) {
+	b, err := os.ReadFile(filepath.Join(c.Dir, "placement.pid"))
+	if err != nil {
+		return 0, err
+	}
+	root := strings.TrimSpace(string(b))
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	var ticks int64
+	for _, e := range entries {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // not a process, or gone
+		}
+		// pid (comm) state ppid … utime stime: fields after the command.
+		s := string(stat)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 13 || (e.Name() != root && f[1] != root) {
+			continue
+		}
+		ut, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		ticks += ut + st
+	}
+	// Linux reports in USER_HZ, 100 a second on every architecture Go runs.
+	return time.Duration(ticks) * 10 * time.Millisecond, nil
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -73,6 +74,8 @@ type (
 		RAMMB      int               `json:"ram_mb"`
 		DiskGB     int               `json:"disk_gb"`
 		ExtraSpecs map[string]string `json:"extra_specs"`
+		Private    bool              `json:"private,omitempty"`
+		Projects   []string          `json:"projects,omitempty"`
 	}
 	serverDoc struct {
 		UUID      string `json:"uuid"`
@@ -390,7 +393,21 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 		if specs == nil {
 			specs = map[string]string{}
 		}
-		w.Flavors = append(w.Flavors, Flavor{ID: id, Name: d.Name, VCPUs: d.VCPUs, RAMMB: d.RAMMB, DiskGB: d.DiskGB, ExtraSpecs: specs})
+		if len(d.Projects) > 0 && !d.Private {
+			return nil, E(Invalid, p+".projects", "only a private flavor has an access list")
+		}
+		projects := map[string]bool{}
+		for k, pr := range d.Projects {
+			if pr == "" || len(pr) > 255 {
+				return nil, E(Invalid, fmt.Sprintf("%s.projects[%d]", p, k), "a project id is 1-255 characters")
+			}
+			if projects[pr] {
+				return nil, E(Invalid, fmt.Sprintf("%s.projects[%d]", p, k), "project %q is listed twice", pr)
+			}
+			projects[pr] = true
+		}
+		w.Flavors = append(w.Flavors, Flavor{ID: id, Name: d.Name, VCPUs: d.VCPUs, RAMMB: d.RAMMB, DiskGB: d.DiskGB, ExtraSpecs: specs,
+			Private: d.Private, Projects: slices.Clone(d.Projects)})
 	}
 
 	servers := newRefIndex(len(doc.Servers))
@@ -571,7 +588,8 @@ func EncodeWorld(w io.Writer, world *World) error {
 		if specs == nil {
 			specs = map[string]string{}
 		}
-		doc.Flavors = append(doc.Flavors, flavorDoc{ID: f.ID, Name: f.Name, VCPUs: f.VCPUs, RAMMB: f.RAMMB, DiskGB: f.DiskGB, ExtraSpecs: specs})
+		doc.Flavors = append(doc.Flavors, flavorDoc{ID: f.ID, Name: f.Name, VCPUs: f.VCPUs, RAMMB: f.RAMMB, DiskGB: f.DiskGB, ExtraSpecs: specs,
+			Private: f.Private, Projects: f.Projects})
 	}
 	for _, s := range world.Servers {
 		doc.Servers = append(doc.Servers, serverDoc{UUID: s.UUID, Name: s.Name, ProjectID: s.ProjectID, UserID: s.UserID, Host: s.Host})

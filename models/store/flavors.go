@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -49,6 +50,11 @@ func normaliseFlavor(f *models.Flavor) {
 	if f.ExtraSpecs == nil {
 		f.ExtraSpecs = map[string]string{}
 	}
+	if len(f.Projects) == 0 {
+		f.Projects = nil
+	} else {
+		slices.Sort(f.Projects)
+	}
 }
 
 // GetFlavor finds a flavor by id or name.
@@ -93,6 +99,14 @@ func validateFlavor(f *models.Flavor) error {
 		return models.E(models.Invalid, "ram_mb", "ram cannot be negative")
 	case f.DiskGB < 0:
 		return models.E(models.Invalid, "disk_gb", "disk cannot be negative")
+	}
+	if len(f.Projects) > 0 && !f.Private {
+		return models.E(models.Invalid, "projects", "only a private flavor has an access list")
+	}
+	for _, p := range f.Projects {
+		if p == "" || len(p) > 255 {
+			return models.E(models.Invalid, "projects", "a project id is 1 to 255 characters")
+		}
 	}
 	for k, v := range f.ExtraSpecs {
 		if strings.TrimSpace(k) == "" || len(k) > 255 {

@@ -52,9 +52,10 @@ type encodedProviders struct {
 // encodedShape holds ",{…}" for every provider (each with a leading
 // comma) in buf; provider i is buf[off[i]:off[i+1]].
 type encodedShape struct {
-	once sync.Once
-	buf  []byte
-	off  []int
+	once  sync.Once
+	ready atomic.Bool // built: small answers copy from it too
+	buf   []byte
+	off   []int
 }
 
 // encoded returns the encodings of ix's providers, replacing those of an
@@ -92,8 +93,17 @@ func (e *encodedProviders) shape(s int) *encodedShape {
 			sh.buf = appendProvider(sh.buf, e.ix.Provider(i), v)
 		}
 		sh.off[n] = len(sh.buf)
+		sh.ready.Store(true)
 	})
 	return sh
+}
+
+// built returns shape s when a large list has built it already.
+func (e *encodedProviders) built(s int) *encodedShape {
+	if sh := &e.shapes[s]; sh.ready.Load() {
+		return sh
+	}
+	return nil
 }
 
 func (e *encodedProviders) modTimes() []int64 {
@@ -313,14 +323,24 @@ func (api *API) writeSelection(c echo.Context, v placement.Version, ix *placemen
 		// of every provider is built for the first large list only.
 		bp := smallBuffers.Get().(*[]byte)
 		b := append((*bp)[:0], head...)
-		first := true
-		for _, s := range sel.spans {
-			for i := s.from; i < s.to; i++ {
-				if !first {
-					b = append(b, ',')
+		if sh := e.built(shapeOf(v)); sh != nil {
+			for k, s := range sel.spans {
+				chunk := sh.buf[sh.off[s.from]:sh.off[s.to]]
+				if k == 0 {
+					chunk = chunk[1:]
 				}
-				first = false
-				b = appendProvider(b, ix.Provider(i), v)
+				b = append(b, chunk...)
+			}
+		} else {
+			first := true
+			for _, s := range sel.spans {
+				for i := s.from; i < s.to; i++ {
+					if !first {
+						b = append(b, ',')
+					}
+					first = false
+					b = appendProvider(b, ix.Provider(i), v)
+				}
 			}
 		}
 		b = append(b, tail...)

@@ -77,6 +77,10 @@ type Store struct {
 	liveOnce sync.Once
 	live     *Live
 	syncMu   sync.Mutex // the cloud-sync lock on SQLite (see TrySyncLock)
+	// revStmt reads the revision, prepared once: every request reads it,
+	// and through GORM the statement was built and prepared each time.
+	revOnce sync.Once
+	revStmt *sql.Stmt
 }
 
 // Tables the models package does not describe (corral_revision has no
@@ -231,6 +235,10 @@ func (s *Store) Close() error {
 	if s == nil {
 		return nil
 	}
+	s.revOnce.Do(func() {}) // orders this read of revStmt after its write
+	if s.revStmt != nil {
+		s.revStmt.Close()
+	}
 	err := closeGorm(s.db)
 	if s.rdb != s.db {
 		if e := closeGorm(s.rdb); err == nil {
@@ -266,10 +274,24 @@ func (s *Store) Revision(ctx context.Context) (int64, error) {
 
 // currentRevision reads the revision from the database, memo or not.
 func (s *Store) currentRevision(ctx context.Context) (int64, error) {
+	s.revOnce.Do(func() {
+		if sqlDB, err := s.rdb.DB(); err == nil {
+			s.revStmt, _ = sqlDB.PrepareContext(context.WithoutCancel(ctx), revisionQuery)
+		}
+	})
 	var rev int64
-	err := s.rdb.WithContext(ctx).Raw("SELECT revision FROM corral_revision WHERE id = 1").Scan(&rev).Error
+	var err error
+	if s.revStmt != nil {
+		if err = s.revStmt.QueryRowContext(ctx).Scan(&rev); errors.Is(err, sql.ErrNoRows) {
+			err = nil // as GORM's Scan: no row, revision 0
+		}
+	} else {
+		err = s.rdb.WithContext(ctx).Raw(revisionQuery).Scan(&rev).Error
+	}
 	return rev, mapErr("store.Revision", err)
 }
+
+const revisionQuery = "SELECT revision FROM corral_revision WHERE id = 1"
 
 type revisionMemoKey struct{}
 

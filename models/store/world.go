@@ -113,12 +113,30 @@ func isSQLite(tx *gorm.DB) bool { return tx.Dialector.Name() == "sqlite" }
 func loadProviders(tx *gorm.DB, w *models.World) error {
 	var err error
 	if isSQLite(tx) {
-		if w.Providers, err = scanProvidersJoined(tx); !errors.Is(err, errSlowScan) {
-			return err
-		}
+		w.Providers, err = scanProvidersJoined(tx)
 	}
-	w.Providers, err = scanProviders(tx)
+	if !isSQLite(tx) || errors.Is(err, errSlowScan) {
+		w.Providers, err = scanProviders(tx)
+	}
+	sortProviders(w.Providers)
 	return err
+}
+
+// sortProviders puts providers in the world's order: by name, byte by
+// byte, whatever the database's collation (the live snapshot inserts new
+// providers in this order). The database's ORDER BY makes this a check.
+func sortProviders(ps []models.Provider) {
+	slices.SortFunc(ps, func(a, b models.Provider) int { return strings.Compare(a.Name, b.Name) })
+}
+
+// sortServers puts servers in the world's order: by name, then uuid.
+func sortServers(vs []models.Server) {
+	slices.SortFunc(vs, func(a, b models.Server) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return strings.Compare(a.UUID, b.UUID)
+	})
 }
 
 func loadAggregatesAndMembers(tx *gorm.DB, w *models.World) error {
@@ -166,11 +184,12 @@ func loadAggregatesAndMembers(tx *gorm.DB, w *models.World) error {
 func loadServers(tx *gorm.DB, w *models.World) error {
 	var err error
 	if isSQLite(tx) {
-		if w.Servers, err = scanServersJoined(tx); !errors.Is(err, errSlowScan) {
-			return err
-		}
+		w.Servers, err = scanServersJoined(tx)
 	}
-	w.Servers, err = scanServers(tx)
+	if !isSQLite(tx) || errors.Is(err, errSlowScan) {
+		w.Servers, err = scanServers(tx)
+	}
+	sortServers(w.Servers)
 	return err
 }
 

@@ -42,6 +42,12 @@ func shapeOf(v placement.Version) int {
 // encodedProviders is one snapshot's providers, encoded.
 type encodedProviders struct {
 	ix *placement.Index
+	*encodings
+}
+
+// encodings depend on the providers only: a snapshot that differs from
+// the previous one in its aggregates alone shares them.
+type encodings struct {
 	// modified is each provider's last change (Unix nanoseconds), for
 	// Last-Modified.
 	modOnce  sync.Once
@@ -64,16 +70,35 @@ func (api *API) encoded(ix *placement.Index) *encodedProviders {
 	if e := api.enc.Load(); e != nil && e.ix == ix {
 		return e
 	}
-	e := &encodedProviders{ix: ix}
 	for {
 		old := api.enc.Load()
 		if old != nil && old.ix == ix {
 			return old
 		}
+		e := &encodedProviders{ix: ix}
+		if old != nil && sameProviders(old.ix, ix) {
+			e.encodings = old.encodings
+		} else {
+			e.encodings = &encodings{}
+		}
 		if api.enc.CompareAndSwap(old, e) {
 			return e
 		}
 	}
+}
+
+// sameProviders reports whether two indexes hold the very same provider
+// objects, in the same order (snapshots updated for aggregates share them).
+func sameProviders(a, b *placement.Index) bool {
+	if a.Len() != b.Len() {
+		return false
+	}
+	for i := 0; i < a.Len(); i++ {
+		if a.Provider(i) != b.Provider(i) {
+			return false
+		}
+	}
+	return true
 }
 
 func (e *encodedProviders) shape(s int) *encodedShape {

@@ -60,3 +60,33 @@ func TestDirectSparseMatchesEvaluate(t *testing.T) {
 		t.Fatalf("only %d rounds took the sparse path", sparseRuns)
 	}
 }
+
+// TestEncodingsSharedAcrossAggregateUpdates: a snapshot updated for its
+// aggregates only keeps the providers' encodings; new provider objects
+// get new ones.
+func TestEncodingsSharedAcrossAggregateUpdates(t *testing.T) {
+	w := cloudgen.Generate(cloudgen.Small())
+	ix, err := placement.NewIndex(w.Providers, w.Aggregates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := &API{}
+	first := api.encoded(ix)
+	first.shape(shapeOf(placement.Latest))
+	aggs := slices.Clone(w.Aggregates)
+	aggs[0].Metadata = map[string]string{"k": "v"}
+	ix2, err := ix.WithAggregates(aggs, map[string]bool{aggs[0].UUID: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second := api.encoded(ix2); second.encodings != first.encodings || second.built(shapeOf(placement.Latest)) == nil {
+		t.Fatal("an aggregate update dropped the providers' encodings")
+	}
+	ix3, err := placement.NewIndex(slices.Clone(w.Providers), w.Aggregates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third := api.encoded(ix3); third.encodings == first.encodings {
+		t.Fatal("new provider objects kept the old encodings")
+	}
+}

@@ -83,6 +83,14 @@ func TestLiveFollowsEveryWrite(t *testing.T) {
 			})
 			return err
 		})
+		step("aggregate metadata only", func() error {
+			_, err := s.UpdateAggregate(ctx, admin, agg.UUID, store.AnyGeneration, func(a *models.Aggregate) error {
+				a.Metadata["ssd"] = "false"
+				a.Metadata["unrelated"] = "1"
+				return nil
+			})
+			return err
+		})
 		step("flavor created", func() error {
 			return s.CreateFlavor(ctx, admin, &models.Flavor{ID: "live-1", Name: "live.small", VCPUs: 1, RAMMB: 512, DiskGB: 1,
 				ExtraSpecs: map[string]string{"aggregate_instance_extra_specs:ssd": "true"}})
@@ -269,6 +277,22 @@ func sameSnapshot(t *testing.T, step string, got, want *scheduling.Snapshot) {
 	}
 	if _, err := got.ServerGroup("live-group", "project-live"); (err == nil) != slices.ContainsFunc(w.ServerGroups, func(g models.ServerGroup) bool { return g.Name == "live-group" }) {
 		t.Fatalf("%s: the snapshot finds live-group where the database does not, or the other way round", step)
+	}
+	// The same answers, host filters and views included.
+	for _, body := range []string{
+		`{"project_id": "project-live", "flavor": "live.small"}`,
+		`{"project_id": "project-1", "flavor": {"name": "adhoc", "vcpus": 1, "ram_mb": 64, "disk_gb": 1, "extra_specs": {"aggregate_instance_extra_specs:ssd": "true"}}}`,
+		`{"project_id": "project-2", "placement": {"member_of": ["!` + wi.Aggregate(0).UUID + `"]}}`,
+	} {
+		spec, err := scheduling.DecodeRequestJSON([]byte(body), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		gt, gerr := got.Run(spec)
+		wt, werr := want.Run(spec)
+		if fmt.Sprint(gerr) != fmt.Sprint(werr) || !sameJSON(gt, wt) {
+			t.Fatalf("%s: %s answers differently (%v, %v)", step, body, gerr, werr)
+		}
 	}
 	for _, p := range []string{"project-live", "project-1"} {
 		if fmt.Sprint(aggUUIDs(got.TenantAggregates(p))) != fmt.Sprint(aggUUIDs(want.TenantAggregates(p))) {

@@ -149,7 +149,7 @@ func previewLoad(c *client, body func(int) []byte, clients int, d time.Duration)
 // a write just before it: the difference is what the write costs the next
 // preview.
 type afterWrite struct {
-	worst, median         time.Duration
+	worst, median           time.Duration
 	plainWorst, plainMedian time.Duration
 }
 

@@ -117,7 +117,7 @@ type catalogIndex struct {
 }
 
 func (ix *Index) resIndex() *catalogIndex {
-	c := &ix.res
+	c := ix.res
 	c.once.Do(func() {
 		c.byClass = map[string][]int32{}
 		c.byTrait = map[string]Bitset{}

@@ -33,8 +33,10 @@ type Index struct {
 	provStart []int32
 	provAggs  []int32
 
-	// res indexes inventories and traits for allocation candidates.
-	res catalogIndex
+	// res indexes inventories and traits for allocation candidates, built
+	// on first use; it depends on the providers only, so an index updated
+	// for its aggregates alone shares it (a new snapshot then finds it warm).
+	res *catalogIndex
 }
 
 // NewIndex builds the index. Provider parents and aggregate members are
@@ -52,6 +54,7 @@ func NewIndex(providers []models.Provider, aggregates []models.Aggregate) (*Inde
 		children:  map[int32][]int32{},
 		aggByID:   make(map[string]int32, len(aggregates)),
 		aggByName: make(map[string]int32, len(aggregates)),
+		res:       &catalogIndex{},
 	}
 	for i := range providers {
 		p := &providers[i]
@@ -131,8 +134,9 @@ func (ix *Index) WithAggregates(aggregates []models.Aggregate, changed map[strin
 // generations, inventories and other traits may differ. Anything else is
 // an Invalid error.
 func (ix *Index) WithWorld(providers []models.Provider, aggregates []models.Aggregate, changed map[string]bool) (*Index, error) {
-	ptrs := ix.providers
+	ptrs, res := ix.providers, ix.res
 	if providers != nil {
+		res = &catalogIndex{}
 		if len(providers) != len(ix.providers) {
 			return nil, models.E(models.Invalid, "providers", "%d providers, the index has %d", len(providers), len(ix.providers))
 		}
@@ -151,6 +155,7 @@ func (ix *Index) WithWorld(providers []models.Provider, aggregates []models.Aggr
 		children: ix.children, trees: ix.trees, treeKids: ix.treeKids, treePos: ix.treePos,
 		aggByID:   make(map[string]int32, len(aggregates)),
 		aggByName: make(map[string]int32, len(aggregates)),
+		res:       res,
 	}
 	reuse := func(agg *models.Aggregate) ([]int32, bool) {
 		if changed[agg.UUID] {

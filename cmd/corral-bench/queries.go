@@ -317,8 +317,6 @@ func compareLatency(corral, placement *client, path, placementPath string, n int
 	return res, nil
 }
 
-func median(d []time.Duration) time.Duration { return pct(d, 0.5) }
-
 func pct(d []time.Duration, p float64) time.Duration {
 	if len(d) == 0 {
 		return 0

@@ -69,8 +69,8 @@ func (s *Store) loadWorldParallel(ctx context.Context) (w *models.World, rev int
 		go func() {
 			defer wg.Done()
 			errs[i] = s.readTx(ctx, func(tx *gorm.DB) error {
-				if err := tx.Raw(revisionQuery).Scan(&revs[i]).Error; err != nil {
-					return err
+				if rerr := tx.Raw(revisionQuery).Scan(&revs[i]).Error; rerr != nil {
+					return rerr
 				}
 				return part(tx, w)
 			})

@@ -49,7 +49,7 @@ func scanProvidersJoined(tx *gorm.DB) ([]models.Provider, error) {
 	var memo columnMemo
 	for rows.Next() {
 		var line string
-		if err := rows.Scan(&line); err != nil {
+		if err = rows.Scan(&line); err != nil {
 			return nil, err
 		}
 		if !splitFields(line, f[:]) {

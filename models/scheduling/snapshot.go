@@ -195,6 +195,30 @@ func (s *Snapshot) WithAggregates(w *models.World, changed map[string]bool) (*Sn
 		}
 	}
 	s.keyViews.mu.Unlock()
+	// The aggregates with a key prefix stay the same when no aggregate
+	// came or went (positions hold) and no touched key has the prefix.
+	samePlaces := ix.NumAggregates() == s.ix.NumAggregates()
+	for u := range changed {
+		oa, okOld := s.ix.AggregateByUUID(u)
+		na, okNew := ix.AggregateByUUID(u)
+		samePlaces = samePlaces && okOld && okNew && oa == na
+	}
+	if samePlaces {
+		s.prefixAggs.mu.Lock()
+		for prefix, aggs := range s.prefixAggs.m {
+			hit := false
+			for k := range touched {
+				hit = hit || strings.HasPrefix(k, prefix)
+			}
+			if !hit {
+				if ns.prefixAggs.m == nil {
+					ns.prefixAggs.m = map[string][]int32{}
+				}
+				ns.prefixAggs.m[prefix] = aggs
+			}
+		}
+		s.prefixAggs.mu.Unlock()
+	}
 	return ns, nil
 }
 

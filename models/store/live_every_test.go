@@ -91,6 +91,13 @@ func TestLiveFollowsEveryWrite(t *testing.T) {
 			})
 			return err
 		})
+		step("aggregate gains a reservation key", func() error {
+			_, err := s.UpdateAggregate(ctx, admin, agg.UUID, store.AnyGeneration, func(a *models.Aggregate) error {
+				a.Metadata["reservation:live"] = "lease-1"
+				return nil
+			})
+			return err
+		})
 		step("flavor created", func() error {
 			return s.CreateFlavor(ctx, admin, &models.Flavor{ID: "live-1", Name: "live.small", VCPUs: 1, RAMMB: 512, DiskGB: 1,
 				ExtraSpecs: map[string]string{"aggregate_instance_extra_specs:ssd": "true"}})

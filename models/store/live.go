@@ -90,12 +90,13 @@ func sortedUnique(s []string) []string {
 
 // Live is the filtering core's snapshot of the current world, one per
 // Store and shared by every part of the server that reads the world. It is
-// built once (Warm, at start), then kept current: after a write of this
-// process that touched only aggregates, the change is applied to the
-// previous snapshot (the aggregates are read again, the 100,000 providers
-// are not); after a write that changed nothing of the world, the snapshot
-// is kept; after anything else — a write elsewhere, a provider, flavor or
-// settings change — it is rebuilt from the database.
+// built once (Warm, at start), then kept current: a write of this process
+// that says what it touched (aggregates, providers, servers, flavors,
+// groups, settings, or nothing of the world) is applied to the previous
+// snapshot by the writer — the rows it touched are read again, the 100,000
+// providers are not; after anything else — a write by another process or
+// replica, an import, a sync, an applied draft — it is rebuilt from the
+// database by the next reader.
 type Live struct {
 	s       *Store
 	cur     atomic.Pointer[liveValue]

@@ -51,4 +51,9 @@ type World struct {
 	Servers      []Server
 	ServerGroups []ServerGroup
 	Settings     Settings
+	// Consumers are Placement's consumers with their allocations, ordered
+	// by UUID. The core reads only the usages they add up to (Provider.
+	// Usages); the world format carries them so that an export imports
+	// back to the same allocations. The store's LoadWorld leaves them out.
+	Consumers []Consumer
 }

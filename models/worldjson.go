@@ -3,10 +3,12 @@ package models
 import (
 	"bytes"
 	"crypto/rand"
+	"crypto/sha1"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -40,13 +42,15 @@ type (
 	}
 	// allocationDoc is one consumer's allocations (Placement's shape, keyed
 	// by provider name or uuid); on input they add to the providers'
-	// usages, which is all the core reads of them.
+	// usages, which is all the core reads of them, and become the world's
+	// Consumers.
 	allocationDoc struct {
-		Consumer     string                      `json:"consumer"`
-		ProjectID    string                      `json:"project_id"`
-		UserID       string                      `json:"user_id"`
-		ConsumerType string                      `json:"consumer_type"`
-		Resources    map[string]map[string]int64 `json:"resources"`
+		Consumer           string                      `json:"consumer"`
+		ProjectID          string                      `json:"project_id"`
+		UserID             string                      `json:"user_id"`
+		ConsumerType       string                      `json:"consumer_type,omitempty"`
+		ConsumerGeneration *int64                      `json:"consumer_generation,omitempty"`
+		Resources          map[string]map[string]int64 `json:"resources"`
 	}
 	providerDoc struct {
 		UUID        string               `json:"uuid"`
@@ -70,6 +74,8 @@ type (
 		RAMMB      int               `json:"ram_mb"`
 		DiskGB     int               `json:"disk_gb"`
 		ExtraSpecs map[string]string `json:"extra_specs"`
+		Private    bool              `json:"private,omitempty"`
+		Projects   []string          `json:"projects,omitempty"`
 	}
 	serverDoc struct {
 		UUID      string `json:"uuid"`
@@ -165,6 +171,20 @@ func NewUUID() string {
 		panic("crypto/rand failed: " + err.Error()) // unreachable on supported platforms
 	}
 	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// NameUUID returns the name-based (version 5, SHA-1) UUID of name in the
+// URL namespace: the same name always gives the same UUID.
+func NameUUID(name string) string {
+	// RFC 4122's URL namespace, 6ba7b811-9dad-11d1-80b4-00c04fd430c8.
+	ns := [16]byte{0x6b, 0xa7, 0xb8, 0x11, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30, 0xc8}
+	h := sha1.New()
+	h.Write(ns[:])
+	h.Write([]byte(name))
+	b := h.Sum(nil)[:16]
+	b[6] = b[6]&0x0f | 0x50
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
@@ -304,9 +324,11 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 	if err := setRoots(w.Providers, path); err != nil {
 		return nil, err
 	}
-	if err := addAllocations(w.Providers, doc.Allocations, provs, path); err != nil {
-		return nil, err
+	consumers, allocErr := addAllocations(w.Providers, doc.Allocations, provs, path)
+	if allocErr != nil {
+		return nil, allocErr
 	}
+	w.Consumers = consumers
 
 	aggs := newRefIndex(len(doc.Aggregates))
 	aggNames := map[string]bool{}
@@ -371,7 +393,21 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 		if specs == nil {
 			specs = map[string]string{}
 		}
-		w.Flavors = append(w.Flavors, Flavor{ID: id, Name: d.Name, VCPUs: d.VCPUs, RAMMB: d.RAMMB, DiskGB: d.DiskGB, ExtraSpecs: specs})
+		if len(d.Projects) > 0 && !d.Private {
+			return nil, E(Invalid, p+".projects", "only a private flavor has an access list")
+		}
+		projects := map[string]bool{}
+		for k, pr := range d.Projects {
+			if pr == "" || len(pr) > 255 {
+				return nil, E(Invalid, fmt.Sprintf("%s.projects[%d]", p, k), "a project id is 1-255 characters")
+			}
+			if projects[pr] {
+				return nil, E(Invalid, fmt.Sprintf("%s.projects[%d]", p, k), "project %q is listed twice", pr)
+			}
+			projects[pr] = true
+		}
+		w.Flavors = append(w.Flavors, Flavor{ID: id, Name: d.Name, VCPUs: d.VCPUs, RAMMB: d.RAMMB, DiskGB: d.DiskGB, ExtraSpecs: specs,
+			Private: d.Private, Projects: slices.Clone(d.Projects)})
 	}
 
 	servers := newRefIndex(len(doc.Servers))
@@ -509,6 +545,8 @@ func EncodeWorld(w io.Writer, world *World) error {
 		Servers      []serverDoc    `json:"servers"`
 		ServerGroups []groupDoc     `json:"server_groups"`
 		Settings     Settings       `json:"settings"`
+		// Placement's consumers, when there are any.
+		Allocations []allocationDoc `json:"allocations,omitempty"`
 	}{
 		Format:       WorldFormat,
 		Providers:    make([]providerDoc, 0, len(world.Providers)),
@@ -518,13 +556,21 @@ func EncodeWorld(w io.Writer, world *World) error {
 		ServerGroups: make([]groupDoc, 0, len(world.ServerGroups)),
 		Settings:     world.Settings,
 	}
+	allocs, beyond := allocationDocs(world)
+	if len(allocs) > 0 {
+		doc.Allocations = allocs
+	}
 	for _, p := range world.Providers {
 		traits := p.Traits
 		if traits == nil {
 			traits = []string{}
 		}
+		usages := p.Usages
+		if rest, ok := beyond[p.UUID]; ok {
+			usages = rest
+		}
 		doc.Providers = append(doc.Providers, providerDoc{UUID: p.UUID, Name: p.Name, Parent: p.ParentUUID,
-			Traits: traits, Inventories: p.Inventories, Usages: p.Usages})
+			Traits: traits, Inventories: p.Inventories, Usages: usages})
 	}
 	for _, a := range world.Aggregates {
 		md, members := a.Metadata, a.Members
@@ -542,7 +588,8 @@ func EncodeWorld(w io.Writer, world *World) error {
 		if specs == nil {
 			specs = map[string]string{}
 		}
-		doc.Flavors = append(doc.Flavors, flavorDoc{ID: f.ID, Name: f.Name, VCPUs: f.VCPUs, RAMMB: f.RAMMB, DiskGB: f.DiskGB, ExtraSpecs: specs})
+		doc.Flavors = append(doc.Flavors, flavorDoc{ID: f.ID, Name: f.Name, VCPUs: f.VCPUs, RAMMB: f.RAMMB, DiskGB: f.DiskGB, ExtraSpecs: specs,
+			Private: f.Private, Projects: f.Projects})
 	}
 	for _, s := range world.Servers {
 		doc.Servers = append(doc.Servers, serverDoc{UUID: s.UUID, Name: s.Name, ProjectID: s.ProjectID, UserID: s.UserID, Host: s.Host})
@@ -567,13 +614,37 @@ func EncodeWorld(w io.Writer, world *World) error {
 }
 
 // addAllocations adds each consumer's allocations to its providers'
-// usages.
-func addAllocations(ps []Provider, allocs []allocationDoc, provs *refIndex, path string) error {
+// usages and returns the consumers, ordered by UUID.
+func addAllocations(ps []Provider, allocs []allocationDoc, provs *refIndex, path string) ([]Consumer, error) {
 	copied := make([]bool, len(ps))
+	consumers := make([]Consumer, 0, len(allocs))
+	seen := map[string]int{}
 	for i, a := range allocs {
 		at := JoinPath(path, fmt.Sprintf("allocations[%d]", i))
 		if a.Consumer == "" {
-			return E(Invalid, at+".consumer", "an allocation needs its consumer")
+			return nil, E(Invalid, at+".consumer", "an allocation needs its consumer")
+		}
+		// Placement's consumers are UUIDs; a hand-written world may name
+		// them instead ("web-1"), which stands for that name's UUID.
+		id := strings.ToLower(a.Consumer)
+		if !ValidUUID(id) {
+			id = NameUUID("consumer:" + a.Consumer)
+		}
+		if _, dup := seen[id]; dup {
+			return nil, E(Invalid, at+".consumer", "consumer %q is listed twice", a.Consumer)
+		}
+		seen[id] = i
+		for field, v := range map[string]string{"project_id": a.ProjectID, "user_id": a.UserID, "consumer_type": a.ConsumerType} {
+			if len(v) > 255 {
+				return nil, E(Invalid, at+"."+field, "at most 255 characters, got %d", len(v))
+			}
+		}
+		c := Consumer{UUID: id, ProjectID: a.ProjectID, UserID: a.UserID, ConsumerType: a.ConsumerType}
+		if g := a.ConsumerGeneration; g != nil {
+			if *g < 1 {
+				return nil, E(Invalid, at+".consumer_generation", "a consumer's generation is at least 1, got %d", *g)
+			}
+			c.Generation = *g
 		}
 		refs := make([]string, 0, len(a.Resources))
 		for ref := range a.Resources {
@@ -583,7 +654,7 @@ func addAllocations(ps []Provider, allocs []allocationDoc, provs *refIndex, path
 		for _, ref := range refs {
 			j, ok := provs.find(ref)
 			if !ok {
-				return E(Invalid, at+".resources", "no provider named %q", ref)
+				return nil, E(Invalid, at+".resources", "no provider named %q", ref)
 			}
 			if !copied[j] {
 				copied[j] = true
@@ -593,13 +664,82 @@ func addAllocations(ps []Provider, allocs []allocationDoc, provs *refIndex, path
 				}
 				ps[j].Usages = u
 			}
-			for rc, n := range a.Resources[ref] {
+			classes := make([]string, 0, len(a.Resources[ref]))
+			for rc := range a.Resources[ref] {
+				classes = append(classes, rc)
+			}
+			sort.Strings(classes)
+			for _, rc := range classes {
+				n := a.Resources[ref][rc]
 				if rc == "" || n < 1 {
-					return E(Invalid, at+".resources."+ref, "class %q: an amount is at least 1, got %d", rc, n)
+					return nil, E(Invalid, at+".resources."+ref, "class %q: an amount is at least 1, got %d", rc, n)
 				}
 				ps[j].Usages[rc] += n
+				c.Allocations = append(c.Allocations, Allocation{ConsumerUUID: c.UUID, ProviderUUID: ps[j].UUID, ResourceClass: rc, Used: n})
 			}
 		}
+		if len(c.Allocations) == 0 {
+			return nil, E(Invalid, at+".resources", "consumer %q allocates nothing", a.Consumer)
+		}
+		sortAllocations(c.Allocations)
+		consumers = append(consumers, c)
 	}
-	return nil
+	sort.Slice(consumers, func(i, j int) bool { return consumers[i].UUID < consumers[j].UUID })
+	return consumers, nil
+}
+
+// sortAllocations orders a consumer's allocations by provider, then class.
+func sortAllocations(as []Allocation) {
+	sort.Slice(as, func(i, j int) bool {
+		if as[i].ProviderUUID != as[j].ProviderUUID {
+			return as[i].ProviderUUID < as[j].ProviderUUID
+		}
+		return as[i].ResourceClass < as[j].ResourceClass
+	})
+}
+
+// allocationDocs writes consumers in the document's shape, and the usages
+// each provider has beyond its allocations: what a provider's "usages"
+// says in a document that also lists allocations, as decoding adds the
+// two.
+func allocationDocs(world *World) ([]allocationDoc, map[string]map[string]int64) {
+	docs := make([]allocationDoc, 0, len(world.Consumers))
+	allocated := map[string]map[string]int64{}
+	for _, c := range world.Consumers {
+		d := allocationDoc{Consumer: c.UUID, ProjectID: c.ProjectID, UserID: c.UserID, ConsumerType: c.ConsumerType,
+			Resources: map[string]map[string]int64{}}
+		if c.Generation > 0 {
+			g := c.Generation
+			d.ConsumerGeneration = &g
+		}
+		for _, a := range c.Allocations {
+			if d.Resources[a.ProviderUUID] == nil {
+				d.Resources[a.ProviderUUID] = map[string]int64{}
+			}
+			d.Resources[a.ProviderUUID][a.ResourceClass] += a.Used
+			if allocated[a.ProviderUUID] == nil {
+				allocated[a.ProviderUUID] = map[string]int64{}
+			}
+			allocated[a.ProviderUUID][a.ResourceClass] += a.Used
+		}
+		docs = append(docs, d)
+	}
+	sort.Slice(docs, func(i, j int) bool { return docs[i].Consumer < docs[j].Consumer })
+	beyond := make(map[string]map[string]int64, len(allocated))
+	for _, p := range world.Providers {
+		al, ok := allocated[p.UUID]
+		if !ok {
+			continue
+		}
+		rest := map[string]int64{}
+		for rc, n := range p.Usages {
+			// A class the allocations cover comes back from them; any other
+			// entry (even 0) is written as it is.
+			if left := n - al[rc]; left > 0 || (left == 0 && al[rc] == 0) {
+				rest[rc] = left
+			}
+		}
+		beyond[p.UUID] = rest
+	}
+	return docs, beyond
 }

@@ -130,6 +130,9 @@ func TestDecodeWorldErrors(t *testing.T) {
 		{`{"settings": {"enabled_filter": []}}`, "settings.enabled_filter", "unknown field"},
 		{`{"format": "corral.world/v2"}`, "format", "unsupported format"},
 		{`{"flavors": [{"name": "f"}, {"name": "f"}]}`, "flavors[1].name", "duplicate flavor name"},
+		{`{"flavors": [{"name": "f", "projects": ["p1"]}]}`, "flavors[0].projects", "only a private flavor has an access list"},
+		{`{"flavors": [{"name": "f", "private": true, "projects": ["p1", "p1"]}]}`, "flavors[0].projects[1]", `project "p1" is listed twice`},
+		{`{"flavors": [{"name": "f", "private": true, "projects": [""]}]}`, "flavors[0].projects[0]", "a project id is 1-255 characters"},
 		{`{"providers": [`, "", "truncated JSON"},
 		{``, "", "empty document"},
 		{`{} {}`, "", "unexpected data"},
@@ -171,5 +174,50 @@ func TestWorldAllocations(t *testing.T) {
 		if _, err := DecodeWorldJSON([]byte(doc), ""); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", doc, err, want)
 		}
+	}
+}
+
+// TestWorldAllocationsRoundTrip: a world's consumers survive encoding —
+// usages beyond the allocations stay in "usages", the allocations come back
+// with their project, user, type and generation, and a consumer named
+// rather than identified gets its name's UUID.
+func TestWorldAllocationsRoundTrip(t *testing.T) {
+	w, err := DecodeWorldJSON([]byte(`{"providers": [
+		{"name": "cn1", "inventories": {"VCPU": {"total": 8, "allocation_ratio": 1}}, "usages": {"VCPU": 1, "DISK_GB": 0}},
+		{"name": "cn2", "usages": {"VCPU": 4}}],
+		"allocations": [{"consumer": "c1", "project_id": "p", "user_id": "u", "consumer_type": "INSTANCE", "consumer_generation": 3,
+		                  "resources": {"cn1": {"VCPU": 2, "MEMORY_MB": 512}}},
+		                {"consumer": "AAAAAAAA-0000-4000-8000-000000000002", "resources": {"cn1": {"VCPU": 3}}}]}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Consumers) != 2 || w.Consumers[0].UUID != "12e1d2de-1566-560a-bd3a-8159b1c0d9ff" || w.Consumers[1].UUID != "aaaaaaaa-0000-4000-8000-000000000002" {
+		t.Fatalf("consumers %+v", w.Consumers) // the uuid is Python's uuid5(NAMESPACE_URL, "consumer:c1")
+	}
+	c1 := w.Consumers[0]
+	if c1.ProjectID != "p" || c1.UserID != "u" || c1.ConsumerType != "INSTANCE" || c1.Generation != 3 || len(c1.Allocations) != 2 {
+		t.Errorf("c1 %+v", c1)
+	}
+	var buf bytes.Buffer
+	if err = EncodeWorld(&buf, w); err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodeWorldJSON(buf.Bytes(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range w.Providers {
+		if !reflect.DeepEqual(w.Providers[i].Usages, back.Providers[i].Usages) {
+			t.Errorf("%s usages %v, back %v", w.Providers[i].Name, w.Providers[i].Usages, back.Providers[i].Usages)
+		}
+	}
+	if !reflect.DeepEqual(w.Consumers, back.Consumers) {
+		t.Errorf("consumers %+v, back %+v", w.Consumers, back.Consumers)
+	}
+	if !strings.Contains(buf.String(), `"usages": {
+        "DISK_GB": 0,
+        "VCPU": 1
+      }`) {
+		t.Errorf("cn1's usages beyond its allocations are not written as such:\n%s", buf.String())
 	}
 }

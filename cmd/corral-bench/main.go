@@ -10,6 +10,11 @@
 // request distinct, the time to the first answer after start and the first
 // preview after a write.
 //
+// -preview-only skips Placement and measures the previews alone; -baseline
+// names a second corral binary (an earlier build) whose server runs on the
+// same database and takes the same distinct previews in alternating slices,
+// so that both builds are measured side by side under the same neighbours.
+//
 // It exits 1 when the answers differ or a target is missed, 2 on bad usage.
 package main
 
@@ -25,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	"corral/models"
 	"corral/models/cloudgen"
 )
 
@@ -33,17 +39,19 @@ func main() {
 }
 
 type options struct {
-	small      bool
-	hosts      int
-	corral     string
-	samples    int
-	bigSamples int
-	clients    int
-	listFor    time.Duration
-	previewFor time.Duration
-	keep       bool
-	noTargets  bool
-	cpuProfile string
+	small       bool
+	hosts       int
+	corral      string
+	samples     int
+	bigSamples  int
+	clients     int
+	listFor     time.Duration
+	previewFor  time.Duration
+	keep        bool
+	noTargets   bool
+	cpuProfile  string
+	previewOnly bool
+	baseline    string
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -53,7 +61,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.small, "small", false, "a small world and few samples: checks the harness, measures nothing")
 	fs.IntVar(&o.hosts, "hosts", 0, "hosts of the generated world (0: the default 25,000, i.e. 100,000 providers)")
 	fs.StringVar(&o.corral, "corral", "", "the corral binary (default: built from this source tree)")
-	fs.IntVar(&o.samples, "samples", 201, "requests per server for each small query")
+	fs.IntVar(&o.samples, "samples", 401, "requests per server for each small query")
 	fs.IntVar(&o.bigSamples, "big-samples", 9, "requests per server for each query answering every provider")
 	fs.IntVar(&o.clients, "clients", 8, "concurrent clients of the load phases")
 	fs.DurationVar(&o.listFor, "list-for", 30*time.Second, "how long the clients list every provider while memory is watched")
@@ -61,6 +69,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary directory (databases, logs)")
 	fs.BoolVar(&o.noTargets, "no-targets", false, "report the targets but do not fail on them")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of corral serve during the distinct previews to this file")
+	fs.BoolVar(&o.previewOnly, "preview-only", false, "measure only the distinct previews (no Placement, no query table, no list load)")
+	fs.StringVar(&o.baseline, "baseline", "", "a second corral binary whose previews are measured beside this one's, in alternating slices")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -68,7 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "corral-bench: takes flags only; -samples, -big-samples and -clients must be positive")
 		return 2
 	}
-	if !placementInstalled() {
+	if !o.previewOnly && !placementInstalled() {
 		fmt.Fprintln(stderr, "corral-bench: the real Placement is not installed (apt-get install python3-placement)")
 		return 1
 	}
@@ -125,11 +135,13 @@ func bench(ctx context.Context, o options, out io.Writer) error {
 	}
 	world = stored
 	fmt.Fprintf(out, "corral's database written in %s\n", since(t))
-	t = time.Now()
-	if err = preparePlacement(ctx, dir, world); err != nil {
-		return fmt.Errorf("placement's database: %w", err)
+	if !o.previewOnly {
+		t = time.Now()
+		if err = preparePlacement(ctx, dir, world); err != nil {
+			return fmt.Errorf("placement's database: %w", err)
+		}
+		fmt.Fprintf(out, "placement's database written in %s\n", since(t))
 	}
-	fmt.Fprintf(out, "placement's database written in %s\n", since(t))
 
 	q := chooseQueries(world)
 	pprofAddr := ""
@@ -146,6 +158,34 @@ func bench(ctx context.Context, o options, out io.Writer) error {
 	}
 	defer cs.stop()
 	fmt.Fprintf(out, "corral serve: first answer %s after start (pid %d)\n", ms(cs.firstAnswer), cs.pid())
+	r := &report{o: o, out: out}
+	r.target("first answer after start", cs.firstAnswer <= firstAnswerTarget, "%s (target ≤ %s)", ms(cs.firstAnswer), ms(firstAnswerTarget))
+	servers := []*namedServer{{name: "corral", s: cs}}
+	if o.baseline != "" {
+		bs, berr := startCorral(ctx, o.baseline, filepath.Join(dir, "corral.db"), filepath.Join(dir, "baseline.log"), token, q.first, "")
+		if berr != nil {
+			return fmt.Errorf("baseline: %w", berr)
+		}
+		defer bs.stop()
+		fmt.Fprintf(out, "baseline corral serve (%s): first answer %s after start (pid %d)\n", o.baseline, ms(bs.firstAnswer), bs.pid())
+		servers = append(servers, &namedServer{name: "baseline", s: bs})
+	}
+	if !o.previewOnly {
+		if err = placementPhases(ctx, o, r, dir, q, cs, token, len(world.Providers)); err != nil {
+			return err
+		}
+	}
+	if err = previewPhases(o, r, servers, q, world, token, pprofAddr); err != nil {
+		return err
+	}
+	return r.finish()
+}
+
+// placementPhases starts the real Placement, compares the answers, times
+// the query table side by side and watches corral's memory while clients
+// list every provider.
+func placementPhases(ctx context.Context, o options, r *report, dir string, q *queries, cs *corralServer, token string, providers int) error {
+	out := r.out
 	pl, err := startPlacement(ctx, dir)
 	if err != nil {
 		return err
@@ -153,14 +193,13 @@ func bench(ctx context.Context, o options, out io.Writer) error {
 	defer pl.stop()
 	fmt.Fprintf(out, "placement-api: answering at %s (pid %d)\n", pl.url, pl.cmd.Process.Pid)
 
-	r := &report{o: o, out: out}
-	r.target("first answer after start", cs.firstAnswer <= firstAnswerTarget, "%s (target ≤ %s)", ms(cs.firstAnswer), ms(firstAnswerTarget))
-
 	corralC := newClient(cs.url+"/placement", "X-Auth-Token", token, o.clients)
 	placementC := newClient(pl.url, "X-Auth-Token", "admin", 1)
+	// The latency table: one connection each, the same transport.
+	corralOne := newClient(cs.url+"/placement", "X-Auth-Token", token, 1)
 
 	// Identical answers first: a fast wrong answer is worth nothing.
-	t = time.Now()
+	t := time.Now()
 	n, diffs := compareAnswers(corralC, placementC, q.checks)
 	fmt.Fprintf(out, "answers compared on %d queries in %s: %d differ\n", n, since(t), len(diffs))
 	for _, d := range diffs {
@@ -171,6 +210,7 @@ func bench(ctx context.Context, o options, out io.Writer) error {
 	}
 
 	fmt.Fprintln(out)
+	fmt.Fprintf(out, "p50 of each side, its p10–p90 in brackets; requests in alternating pairs after a warm-up\n\n")
 	fmt.Fprintf(out, "| query | results | Placement p50 | corral p50 | ratio |\n|---|---|---|---|---|\n")
 	for _, tq := range q.table {
 		samples := o.samples
@@ -180,20 +220,20 @@ func bench(ctx context.Context, o options, out io.Writer) error {
 		if o.small {
 			samples = min(samples, 5)
 		}
-		res, cerr := compareLatency(corralC, placementC, tq.path, tq.path, samples)
+		res, cerr := compareLatency(corralOne, placementC, tq.path, tq.path, samples)
 		if cerr != nil {
 			return fmt.Errorf("%s: %w", tq.name, cerr)
 		}
-		ratio := float64(res.placement) / float64(res.corral)
-		fmt.Fprintf(out, "| `%s` | %d | %s | %s | %.1f× |\n", tq.name, res.results, ms(res.placement), ms(res.corral), ratio)
+		ratio := float64(res.placement.p50) / float64(res.corral.p50)
+		fmt.Fprintf(out, "| `%s` | %d | %s | %s | %.1f× |\n", tq.name, res.results, res.placement, res.corral, ratio)
 		r.ratios = append(r.ratios, namedRatio{tq.name, ratio})
 	}
 	// The floor: requests that do no work, asked the same way. On a busy
 	// machine waking the server after each pause dominates small answers.
 	floorC := newClient(cs.url, "X-Auth-Token", token, 1)
-	if res, ferr := compareLatency(floorC, placementC, "/healthz", "/", min(o.samples, 101)); ferr == nil {
+	if res, ferr := compareLatency(floorC, placementC, "/healthz", "/", o.samples); ferr == nil {
 		fmt.Fprintf(out, "| floor: corral `/healthz`, Placement `/` (no work) | - | %s | %s | %.1f× |\n",
-			ms(res.placement), ms(res.corral), float64(res.placement)/float64(res.corral))
+			res.placement, res.corral, float64(res.placement.p50)/float64(res.corral.p50))
 	}
 	fmt.Fprintln(out)
 	for _, nr := range r.ratios {
@@ -207,45 +247,91 @@ func bench(ctx context.Context, o options, out io.Writer) error {
 	}
 	ls := listLoad(corralC, "/resource_providers", o.clients, lf, cs.pid())
 	fmt.Fprintf(out, "%d clients listing all %d providers for %s: %d lists (%.1f/s), %d refused with 503, %d failed; p50 %s p99 %s\n",
-		o.clients, len(world.Providers), since2(lf), ls.done, float64(ls.done)/lf.Seconds(), ls.refused, ls.failed, ms(ls.p50), ms(ls.p99))
+		o.clients, providers, since2(lf), ls.done, float64(ls.done)/lf.Seconds(), ls.refused, ls.failed, ms(ls.p50), ms(ls.p99))
 	fmt.Fprintf(out, "corral serve resident memory: peak %s during the lists (sampled), high-water mark %s since start\n",
 		mib(ls.peakRSS), mib(ls.hwm))
 	r.target("peak resident memory", ls.peakRSS <= rssTarget && ls.failed == 0, "%s (target ≤ %s)", mib(ls.peakRSS), mib(rssTarget))
 
-	// Previews, every request different.
+	return nil
+}
+
+// namedServer is a corral server the previews are measured on.
+type namedServer struct {
+	name  string
+	s     *corralServer
+	c     *client
+	stats previewStats
+}
+
+// previewSlices is how many turns each server takes when a baseline is
+// measured beside corral.
+const previewSlices = 4
+
+// previewPhases sends distinct previews to each server (in alternating
+// slices when there are two), then times the first preview after a write.
+func previewPhases(o options, r *report, servers []*namedServer, q *queries, w *models.World, token, pprofAddr string) error {
+	out := r.out
 	pf := o.previewFor
 	if o.small {
 		pf = min(pf, 2*time.Second)
 	}
-	previewC := newClient(cs.url, "X-Auth-Token", token, o.clients)
+	turns := 1
+	if len(servers) > 1 {
+		turns = previewSlices
+	}
+	for _, ns := range servers {
+		ns.c = newClient(ns.s.url, "X-Auth-Token", token, o.clients)
+	}
 	profiled := make(chan error, 1)
 	if o.cpuProfile != "" {
+		// The profile covers corral's turns only when it runs alone.
 		go func() { profiled <- profile(pprofAddr, o.cpuProfile, pf) }()
 	} else {
 		profiled <- nil
 	}
-	ps := previewLoad(previewC, q.previews(0), o.clients, pf)
-	if err = <-profiled; err != nil {
+	// Every request different, on every server: each slice continues the
+	// sequence, and a baseline gets the same requests corral got.
+	next := 0
+	for range turns {
+		n := 0
+		for _, ns := range servers {
+			st := previewLoad(ns.c, q.previews(0), next, o.clients, pf/time.Duration(turns), ns.s.pid())
+			ns.stats.add(st)
+			n = max(n, int(st.done+st.failed))
+		}
+		next += n + o.clients
+	}
+	if err := <-profiled; err != nil {
 		return fmt.Errorf("profile: %w", err)
 	}
-	fmt.Fprintf(out, "POST /api/preview, every request distinct, %d clients: %d requests (%.0f/s), %d failed; p50 %s p90 %s p99 %s\n",
-		o.clients, ps.done, float64(ps.done)/pf.Seconds(), ps.failed, ms(ps.p50), ms(ps.p90), ms(ps.p99))
-	if ps.firstErr != nil {
-		fmt.Fprintln(out, "  first failure:", ps.firstErr)
+	for _, ns := range servers {
+		ps := ns.stats
+		fmt.Fprintf(out, "%s: POST /api/preview, every request distinct, %d clients: %d requests (%.0f/s), %d failed; p50 %s p90 %s p99 %s; peak resident memory %s\n",
+			ns.name, o.clients, ps.done, float64(ps.done)/ps.elapsed.Seconds(), ps.failed, ms(ps.p50), ms(ps.p90), ms(ps.p99), mib(ps.peakRSS))
+		if ps.firstErr != nil {
+			fmt.Fprintln(out, "  first failure:", ps.firstErr)
+		}
 	}
+	ps := servers[0].stats
 	r.target("preview p50", ps.p50 <= previewP50Target && ps.failed == 0, "%s (target ≤ %s)", ms(ps.p50), ms(previewP50Target))
 	r.target("preview p99", ps.p99 <= previewP99Target, "%s (target ≤ %s)", ms(ps.p99), ms(previewP99Target))
 
-	// The first preview after a write to one aggregate.
-	after, err := previewAfterWrite(previewC, q, world)
-	if err != nil {
-		return err
+	// The first preview after a write to one aggregate, on each server.
+	for _, ns := range servers {
+		after, err := previewAfterWrite(ns.c, q, w)
+		if err != nil {
+			return fmt.Errorf("%s: %w", ns.name, err)
+		}
+		fmt.Fprintf(out, "%s: first preview after a one-aggregate write: median %s, worst %s of 9; the same previews without a write before: median %s, worst %s\n",
+			ns.name, ms(after.median), ms(after.worst), ms(after.plainMedian), ms(after.plainWorst))
+		if ns == servers[0] {
+			r.target("first preview after a write", after.worst <= afterWriteTarget, "%s (target ≤ %s)", ms(after.worst), ms(afterWriteTarget))
+		}
 	}
-	fmt.Fprintf(out, "first preview after a one-aggregate write: %s\n", ms(after))
-	r.target("first preview after a write", after <= afterWriteTarget, "%s (target ≤ %s)", ms(after), ms(afterWriteTarget))
-
-	fmt.Fprintf(out, "corral serve resident memory at the end: %s (high-water mark %s)\n", mib(rss(cs.pid(), "VmRSS")), mib(rss(cs.pid(), "VmHWM")))
-	return r.finish()
+	for _, ns := range servers {
+		fmt.Fprintf(out, "%s serve resident memory at the end: %s (high-water mark %s)\n", ns.name, mib(rss(ns.s.pid(), "VmRSS")), mib(rss(ns.s.pid(), "VmHWM")))
+	}
+	return nil
 }
 
 // Targets.

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -41,5 +43,31 @@ func TestBadUsage(t *testing.T) {
 		if code := run(args, &out, &errs); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
+	}
+}
+
+// TestPreviewOnlyWithBaseline: -preview-only needs no Placement, and
+// -baseline measures a second server beside corral (here the same build).
+func TestPreviewOnlyWithBaseline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds corral and starts two servers")
+	}
+	bin := filepath.Join(t.TempDir(), "corral")
+	if out, err := exec.Command("go", "build", "-o", bin, "corral/cmd/corral").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v: %s", err, out)
+	}
+	var out, errs bytes.Buffer
+	code := run([]string{"-small", "-preview-only", "-corral", bin, "-baseline", bin, "-preview-for", "1s"}, &out, &errs)
+	t.Log(out.String())
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	for _, want := range []string{"corral: POST /api/preview", "baseline: POST /api/preview", "baseline: first preview after a one-aggregate write"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if strings.Contains(out.String(), "placement-api") {
+		t.Error("-preview-only started Placement")
 	}
 }

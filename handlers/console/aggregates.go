@@ -46,6 +46,10 @@ func (h *Handler) AggregateList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	dis, err := h.disagreements(ctx)
+	if err != nil {
+		return err
+	}
 	rows := make([]cv.AggregateRow, len(aggs))
 	for i := range aggs {
 		a := &aggs[i].Aggregate
@@ -54,6 +58,7 @@ func (h *Handler) AggregateList(c echo.Context) error {
 			UUID: a.UUID, Name: a.Name, AZ: deref(a.AvailabilityZone),
 			Members: aggs[i].MemberCount, MetadataKeys: len(a.Metadata), Updated: a.UpdatedAt,
 			Tenants: tagValues(tenantTags(a.Metadata)), FreePool: isFreePool(a, resv),
+			Disagreements: dis[a.UUID],
 		}
 		for _, id := range resv {
 			if id != models.FreePoolName {
@@ -340,6 +345,11 @@ func (h *Handler) detailProps(c echo.Context, agg *models.Aggregate) (cv.Aggrega
 		Reservations: reservationField(agg, st, !edit),
 	}
 	d.Metadata.Problems = editorProblems(agg.Metadata, st)
+	dis, err := h.disagreements(ctx)
+	if err != nil {
+		return d, err
+	}
+	d.Disagreements = dis[agg.UUID]
 
 	// Members, one page at a time: a zone aggregate may hold thousands.
 	// Up to hostScanLimit members are all looked up anyway (to find the

@@ -64,6 +64,7 @@ func flavorForm(f *models.Flavor, st models.Settings, canEdit bool) cv.FlavorFor
 		ID: f.ID, Generation: f.Generation, Name: f.Name,
 		VCPUs: strconv.Itoa(f.VCPUs), RAMMB: strconv.Itoa(f.RAMMB), DiskGB: strconv.Itoa(f.DiskGB),
 		Errors: map[string]string{}, Specs: specEditor(rows, specProblems(f.ExtraSpecs, st), !canEdit), CanEdit: canEdit,
+		Private: f.Private, Projects: f.Projects,
 	}
 }
 

@@ -41,7 +41,9 @@
 // in this package implementing Keyword, with jsonschema's message. Then add
 // the schema to the service's oracle test
 // (handlers/placementapi/schema_oracle_test.go,
-// handlers/compute/schema_oracle_test.go): the upstream schema in Python,
+// handlers/compute/schema_oracle_test.go): the upstream schema in Python —
+// best imported from the service's own modules, as the Placement resource
+// schemas are from Debian's python3-placement (placement.schemas.*) —
 // yours in Go, and a valid body or two as seeds; jsonschematest derives
 // hundreds of awkward bodies from them and compares every message with
 // Python's jsonschema (or with nova-api's own validator).

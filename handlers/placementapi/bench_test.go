@@ -67,3 +67,31 @@ func BenchmarkListOneAggregate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCandidates measures GET /allocation_candidates through the whole
+// application on the candidate bench's world of 10,000 compute nodes: the
+// three queries of BenchmarkCandidatesVsPlacement, corral alone.
+func BenchmarkCandidates(b *testing.B) {
+	w, forbidden := benchCandidatesWorld(10000)
+	st := openSQLite(b)
+	if err := st.ImportWorld(context.Background(), store.Actor{Name: "bench", Via: "cli"}, w, true); err != nil {
+		b.Fatal(err)
+	}
+	a := startApp(b, st)
+	for _, q := range []struct{ name, q string }{
+		{"limit=1000", "resources=VCPU:1,MEMORY_MB:512&member_of=!" + forbidden + "&limit=1000"},
+		{"no_limit", "resources=VCPU:1,MEMORY_MB:512&member_of=!" + forbidden},
+		{"numbered+isolate", "resources=VCPU:1,MEMORY_MB:512&member_of=!" + forbidden + "&resources1=DISK_GB:10&group_policy=isolate&limit=1000"},
+	} {
+		path := "/allocation_candidates?" + q.q
+		a.must(http.StatusOK, "GET", path, "1.39", nil) // builds the snapshot
+		b.Run(q.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if r := a.call("GET", path, "1.39", a.Admin, nil); r.Status != http.StatusOK {
+					b.Fatalf("status %d: %s", r.Status, r.Body)
+				}
+			}
+		})
+	}
+}

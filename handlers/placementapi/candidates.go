@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
+	"corral/models"
 	"corral/models/placement"
 	"corral/models/pycompat"
 )
@@ -549,18 +552,40 @@ func (api *API) listCandidates(c echo.Context) error {
 		}
 		return err
 	}
-	body := writeCandidates(ix, res, req, v)
+	buf := candidateBodies.Get().(*[]byte)
+	body := appendCandidates((*buf)[:0], ix, api.encoded(ix), res, req, v)
 	if v.AtLeast(15) {
 		setLastModified(c, api.now())
 	}
-	return c.JSONBlob(http.StatusOK, body)
+	err = c.JSONBlob(http.StatusOK, body)
+	// The body has been written: its buffer serves the next answer, which
+	// spares clearing and collecting megabytes per request.
+	if cap(body) <= maxPooledBody {
+		*buf = body
+		candidateBodies.Put(buf)
+	}
+	return err
 }
+
+// candidateBodies are buffers for answers, reused across requests.
+var candidateBodies = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBody bounds the buffers kept: an answer with every candidate of
+// a 100,000-provider cloud is tens of megabytes, and rare.
+const maxPooledBody = 8 << 20
 
 // writeCandidates renders the answer straight into JSON: at thousands of
 // candidates, maps of maps through encoding/json cost more than finding
 // them. The shape is renderCandidates'; a test holds the two equal.
-func writeCandidates(ix *placement.Index, res *placement.Candidates, req *candidateRequest, v placement.Version) []byte {
-	b := make([]byte, 0, 256*(len(res.Requests)+len(res.Summaries))+64)
+//
+// enc, when not nil, holds the snapshot's summaries already encoded.
+func writeCandidates(ix *placement.Index, enc *encodedProviders, res *placement.Candidates, req *candidateRequest, v placement.Version) []byte {
+	return appendCandidates(nil, ix, enc, res, req, v)
+}
+
+// appendCandidates is writeCandidates appending to b.
+func appendCandidates(b []byte, ix *placement.Index, enc *encodedProviders, res *placement.Candidates, req *candidateRequest, v placement.Version) []byte {
+	b = slices.Grow(b, 256*(len(res.Requests)+len(res.Summaries))+64)
 	b = append(b, `{"allocation_requests":[`...)
 	for i, cand := range res.Requests {
 		if i > 0 {
@@ -635,59 +660,70 @@ func writeCandidates(ix *placement.Index, res *placement.Candidates, req *candid
 	}
 	b = append(b, `],"provider_summaries":{`...)
 	for i, pi := range res.Summaries {
-		p := ix.Provider(pi)
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, p.UUID)
-		b = append(b, `:{"resources":{`...)
-		classes := make([]string, 0, len(p.Inventories))
-		for rc := range p.Inventories {
-			if v.AtLeast(27) || req.requested[rc] {
-				classes = append(classes, rc)
-			}
+		if enc != nil && v.AtLeast(27) {
+			// From 1.27 a summary lists every class: the same bytes for
+			// every request on this snapshot.
+			b = append(b, enc.summary(pi, v.AtLeast(29))...)
+			continue
 		}
-		sort.Strings(classes)
-		for k, rc := range classes {
-			if k > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, rc)
-			b = append(b, `:{"capacity":`...)
-			b = strconv.AppendInt(b, placement.Capacity(p.Inventories[rc]), 10)
-			b = append(b, `,"used":`...)
-			b = strconv.AppendInt(b, p.Usages[rc], 10)
-			b = append(b, '}')
-		}
-		b = append(b, '}')
-		if v.AtLeast(17) {
-			b = append(b, `,"traits":[`...)
-			for k, t := range p.Traits {
-				if k > 0 {
-					b = append(b, ',')
-				}
-				b = appendJSONString(b, t)
-			}
-			b = append(b, ']')
-		}
-		if v.AtLeast(29) {
-			b = append(b, `,"parent_provider_uuid":`...)
-			if p.ParentUUID == nil {
-				b = append(b, "null"...)
-			} else {
-				b = appendJSONString(b, *p.ParentUUID)
-			}
-			root := p.RootUUID
-			if root == "" {
-				root = p.UUID
-			}
-			b = append(b, `,"root_provider_uuid":`...)
-			b = appendJSONString(b, root)
-		}
-		b = append(b, '}')
+		b = appendSummary(b, ix.Provider(pi), req, v)
 	}
 	b = append(b, "}}\n"...)
 	return b
+}
+
+// appendSummary appends provider p's entry of provider_summaries:
+// "uuid":{…}. Below 1.27 it lists the requested classes only.
+func appendSummary(b []byte, p *models.Provider, req *candidateRequest, v placement.Version) []byte {
+	b = appendJSONString(b, p.UUID)
+	b = append(b, `:{"resources":{`...)
+	classes := make([]string, 0, len(p.Inventories))
+	for rc := range p.Inventories {
+		if v.AtLeast(27) || req.requested[rc] {
+			classes = append(classes, rc)
+		}
+	}
+	sort.Strings(classes)
+	for k, rc := range classes {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, rc)
+		b = append(b, `:{"capacity":`...)
+		b = strconv.AppendInt(b, placement.Capacity(p.Inventories[rc]), 10)
+		b = append(b, `,"used":`...)
+		b = strconv.AppendInt(b, p.Usages[rc], 10)
+		b = append(b, '}')
+	}
+	b = append(b, '}')
+	if v.AtLeast(17) {
+		b = append(b, `,"traits":[`...)
+		for k, t := range p.Traits {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, t)
+		}
+		b = append(b, ']')
+	}
+	if v.AtLeast(29) {
+		b = append(b, `,"parent_provider_uuid":`...)
+		if p.ParentUUID == nil {
+			b = append(b, "null"...)
+		} else {
+			b = appendJSONString(b, *p.ParentUUID)
+		}
+		root := p.RootUUID
+		if root == "" {
+			root = p.UUID
+		}
+		b = append(b, `,"root_provider_uuid":`...)
+		b = appendJSONString(b, root)
+	}
+	return append(b, '}')
 }
 
 // pyRepr is Python's repr of a decoded value, for messages.

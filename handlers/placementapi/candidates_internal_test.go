@@ -42,12 +42,18 @@ func TestWriteCandidatesMatchesRender(t *testing.T) {
 		if err := json.Unmarshal(want, &a); err != nil {
 			t.Fatal(err)
 		}
-		got := writeCandidates(ix, res, q, placement.V(v))
-		if err := json.Unmarshal(got, &b); err != nil {
-			t.Fatalf("1.%d: %v\n%s", v, err, got)
-		}
-		if !reflect.DeepEqual(a, b) {
-			t.Errorf("1.%d:\n got %s\nwant %s", v, got, want)
+		// Without the snapshot's encoded summaries, and with them (twice:
+		// encoding them, then reusing them).
+		enc := &encodedProviders{ix: ix}
+		for _, e := range []*encodedProviders{nil, enc, enc} {
+			got := writeCandidates(ix, e, res, q, placement.V(v))
+			b = nil
+			if err := json.Unmarshal(got, &b); err != nil {
+				t.Fatalf("1.%d: %v\n%s", v, err, got)
+			}
+			if !reflect.DeepEqual(a, b) {
+				t.Errorf("1.%d (encoded summaries: %v):\n got %s\nwant %s", v, e != nil, got, want)
+			}
 		}
 	}
 }
@@ -95,6 +101,6 @@ func FuzzCandidateQuery(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%q: %v", raw, err)
 		}
-		_ = writeCandidates(ix, res, req, placement.V(minor))
+		_ = writeCandidates(ix, &encodedProviders{ix: ix}, res, req, placement.V(minor))
 	})
 }

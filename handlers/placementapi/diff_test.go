@@ -715,7 +715,8 @@ func TestDifferentialAgainstRealPlacement(t *testing.T) {
 			t.Errorf("[%s] GET %s: lists differ\ncorral:    %s\nplacement: %s", v, path, canon(cm), canon(pm))
 		}
 	}
-	t.Logf("compared %d queries (%d allocation-candidate answers with 200, %d with limit, %d on status only, %d as a part of corral's)", compared, ok200, limited, bugProne, subsets)
+	bad := compareBadBodies(t, peers, worlds[0])
+	t.Logf("compared %d queries (%d allocation-candidate answers with 200, %d with limit, %d on status only, %d as a part of corral's) and %d refused writes", compared, ok200, limited, bugProne, subsets, bad)
 	if ok200 < 100 {
 		t.Errorf("only %d queries had candidates to compare; the generator needs tuning", ok200)
 	}
@@ -772,4 +773,136 @@ func consolidationBugProne(q string) bool {
 		}
 	}
 	return false
+}
+
+// badBody is one write the real Placement refuses; "{GEN}" in the body
+// stands for the provider's current generation on each side.
+type badBody struct {
+	method, path, version, body string
+}
+
+// badBodies are refused writes of every resource endpoint: schema
+// failures at each microversion where the schema changes, and the checks
+// Placement makes after the schema.
+func badBodies(w *dWorld) []badBody {
+	cn1, numa := w.providers[0].uuid, w.providers[2].uuid
+	consumer := "99999999-9999-4999-8999-999999999999"
+	rp := "/resource_providers/" + cn1
+	var out []badBody
+	add := func(method, path string, versions []string, bodies ...string) {
+		for _, v := range versions {
+			for _, b := range bodies {
+				out = append(out, badBody{method, path, v, b})
+			}
+		}
+	}
+	latest := []string{"1.39"}
+	add("PUT", rp+"/inventories", []string{"1.5", "1.39"},
+		`[]`, `{}`, `{"inventories": {}}`, `{"resource_provider_generation": "1", "inventories": {}}`,
+		`{"resource_provider_generation": 0, "inventories": []}`,
+		`{"resource_provider_generation": 0, "inventories": {"VCPU": {"total": 0}}}`,
+		`{"resource_provider_generation": 0, "inventories": {"VCPU": {"total": 2147483648}}}`,
+		`{"resource_provider_generation": 0, "inventories": {"VCPU": {"total": 8, "reserved": -1}}}`,
+		`{"resource_provider_generation": 0, "inventories": {"VCPU": {"total": 8, "allocation_ratio": "2"}}}`,
+		`{"resource_provider_generation": 0, "inventories": {"VCPU": {"total": 8, "allocation_ratio": 4e38}}}`,
+		`{"resource_provider_generation": 0, "inventories": {"VCPU": {"totl": 8, "step": 1}}}`,
+		`{"resource_provider_generation": 0, "inventories": {"VCPU": {"total": 8.5}, "DISK_GB": {"total": true}}}`,
+		`{"resource_provider_generation": 0, "inventories": {}, "extra": 1}`,
+		`{"resource_provider_generation": {GEN}, "inventories": {"MEMORY_MB": {"total": 8, "reserved": 9}}}`,
+		`{"resource_provider_generation": {GEN}, "inventories": {"CUSTOM_NOPE": {"total": 8}}}`)
+	add("PUT", rp+"/inventories", []string{"1.25"},
+		`{"resource_provider_generation": {GEN}, "inventories": {"MEMORY_MB": {"total": 8, "reserved": 8}}}`)
+	add("POST", rp+"/inventories", latest,
+		`{"total": 1}`, `{"resource_class": "vcpu", "total": 1}`, `{"resource_class": 7, "total": 1}`,
+		`{"resource_class": "VCPU", "total": 1, "bogus": 1}`, `{"resource_class": "VCPU", "total": 0, "min_unit": 0}`,
+		`{"resource_class": "CUSTOM_NOPE", "total": 1}`, `{"resource_class": "DISK_GB", "total": 4, "reserved": 5}`)
+	add("PUT", rp+"/inventories/MEMORY_MB", latest,
+		`{"total": 1}`, `{"resource_provider_generation": 0}`, `{"resource_provider_generation": 0, "total": 1, "resource_class": "VCPU"}`,
+		`{"resource_provider_generation": null, "total": -4}`,
+		`{"resource_provider_generation": {GEN}, "total": 4, "reserved": 5}`)
+	add("PUT", rp+"/inventories/CUSTOM_NOPE", latest, `{"resource_provider_generation": {GEN}, "total": 4}`)
+	add("PUT", rp+"/inventories/DISK_GB", latest, `{"resource_provider_generation": {GEN}, "total": 4}`)
+	add("PUT", "/allocations/"+consumer, []string{"1.0", "1.7"},
+		`{}`, `{"allocations": []}`, `{"allocations": {}}`, `{"allocations": [{"resources": {"VCPU": 1}}]}`,
+		`{"allocations": [{"resource_provider": {"uuid": "x"}, "resources": {"VCPU": 1}}]}`,
+		`{"allocations": [{"resource_provider": {"uuid": "`+numa+`"}, "resources": {}}]}`,
+		`{"allocations": [{"resource_provider": {"uuid": "`+numa+`"}, "resources": {"VCPU": 0}}], "project_id": "p"}`)
+	add("PUT", "/allocations/"+consumer, []string{"1.8", "1.11"},
+		`{"allocations": [{"resource_provider": {"uuid": "`+numa+`"}, "resources": {"VCPU": 1}}]}`,
+		`{"allocations": [{"resource_provider": {"uuid": "`+numa+`"}, "resources": {"VCPU": 1}}], "project_id": "", "user_id": "u"}`)
+	dict := `"allocations": {"` + numa + `": {"resources": {"VCPU": 1}}}`
+	add("PUT", "/allocations/"+consumer, []string{"1.12", "1.27"},
+		`{"allocations": {}, "project_id": "p", "user_id": "u"}`,
+		`{"allocations": {"x": {"resources": {"VCPU": 1}}}, "project_id": "p", "user_id": "u"}`,
+		`{"allocations": {"`+numa+`": {"resources": {"vcpu": 1}}}, "project_id": "p", "user_id": "u"}`,
+		`{"allocations": {"`+numa+`": {"resources": {"VCPU": 1}, "gen": 1}}, "project_id": "p", "user_id": "u"}`,
+		`{`+dict+`, "project_id": "p", "user_id": "u", "consumer_generation": null}`)
+	add("PUT", "/allocations/"+consumer, []string{"1.28", "1.33"},
+		`{`+dict+`, "project_id": "p", "user_id": "u"}`,
+		`{`+dict+`, "project_id": "p", "user_id": "u", "consumer_generation": "0"}`,
+		`{`+dict+`, "project_id": "p", "user_id": "u", "consumer_generation": null, "mappings": {"1": []}}`)
+	add("PUT", "/allocations/"+consumer, []string{"1.34", "1.37"},
+		`{`+dict+`, "project_id": "p", "user_id": "u", "consumer_generation": null, "mappings": {}}`,
+		`{`+dict+`, "project_id": "p", "user_id": "u", "consumer_generation": null, "mappings": {"1": ["x"]}}`,
+		`{`+dict+`, "project_id": "p", "user_id": "u", "consumer_generation": null, "consumer_type": "INSTANCE"}`)
+	add("PUT", "/allocations/"+consumer, []string{"1.38", "1.39"},
+		`{`+dict+`, "project_id": "p", "user_id": "u", "consumer_generation": null}`,
+		`{`+dict+`, "project_id": "p", "user_id": "u", "consumer_generation": null, "consumer_type": "instance"}`,
+		`{`+dict+`, "project_id": "p", "user_id": "u", "consumer_generation": null, "consumer_type": ""}`,
+		`{"allocations": {"`+cn1+`": {"resources": {"VCPU": 1}}}, "project_id": "p", "user_id": "u", "consumer_generation": 5, "consumer_type": "INSTANCE"}`)
+	add("POST", "/allocations", []string{"1.13", "1.28", "1.34", "1.38"},
+		`{}`, `[]`, `{"x": {}}`, `{"`+consumer+`": {"allocations": {}}}`,
+		`{"`+consumer+`": {`+dict+`, "project_id": "p", "user_id": "u"}, "y": 1}`,
+		`{"`+consumer+`": {`+dict+`, "project_id": "p", "user_id": "u", "consumer_generation": null, "consumer_type": "x", "mappings": {"1": ["`+numa+`"]}}}`)
+	add("POST", "/resource_classes", []string{"1.2", "1.39"},
+		`{}`, `{"name": "FOO"}`, `{"name": 1}`, `{"name": "CUSTOM_`+strings.Repeat("A", 250)+`"}`, `{"name": "CUSTOM_A", "x": 1}`)
+	add("PUT", "/resource_classes/lower", []string{"1.7", "1.39"}, ``)
+	add("PUT", "/resource_classes/CUSTOM_"+strings.Repeat("B", 250), latest, ``)
+	add("PUT", rp+"/traits", []string{"1.6", "1.39"},
+		`{}`, `{"traits": "CUSTOM_GOLD", "resource_provider_generation": 0}`, `{"traits": [""], "resource_provider_generation": 0}`,
+		`{"traits": [], "resource_provider_generation": "0"}`, `{"traits": [], "resource_provider_generation": 0, "x": 1}`,
+		`{"traits": ["CUSTOM_NOPE", "HW_CPU_X86_AVX2"], "resource_provider_generation": {GEN}}`,
+		`{"traits": ["CUSTOM_GOLD"], "resource_provider_generation": 999}`)
+	add("PUT", rp+"/aggregates", []string{"1.1", "1.19", "1.39"},
+		`{}`, `["x"]`, `{"aggregates": ["`+cn1+`", "`+cn1+`"], "resource_provider_generation": 0}`, `{"aggregates": []}`)
+	add("POST", "/resource_providers", []string{"1.0", "1.14", "1.39"},
+		`{}`, `{"name": 1}`, `{"name": "x", "uuid": "nope"}`, `{"name": "x", "parent_provider_uuid": "nope"}`)
+	add("PUT", rp, []string{"1.0", "1.39"}, `{}`, `{"name": "cn1", "uuid": "`+cn1+`"}`)
+	return out
+}
+
+// compareBadBodies sends every bad body to both and requires the same
+// status, error code and message.
+func compareBadBodies(t *testing.T, peers []peer, w *dWorld) int {
+	t.Helper()
+	gen := func(p peer, path string) string {
+		r := p.do(t, "GET", path, "1.39", nil)
+		var m map[string]any
+		_ = json.Unmarshal(r.body, &m)
+		return fmt.Sprint(m["generation"])
+	}
+	n := 0
+	for _, b := range badBodies(w) {
+		var got [2]peerResp
+		for i, p := range peers {
+			body := strings.ReplaceAll(b.body, "{GEN}", gen(p, "/resource_providers/"+w.providers[0].uuid))
+			var raw any
+			if body != "" {
+				raw = json.RawMessage(body)
+			}
+			got[i] = p.do(t, b.method, b.path, b.version, raw)
+		}
+		n++
+		cr, pr := got[0], got[1]
+		if pr.status < 400 {
+			t.Errorf("[%s] %s %s %s: placement accepted it (%d): the case is not a bad body", b.version, b.method, b.path, b.body, pr.status)
+			continue
+		}
+		ch, cc := errorHead(cr.body)
+		ph, pc := errorHead(pr.body)
+		if cr.status != pr.status || ch != ph || cc != pc {
+			t.Errorf("[%s] %s %s %s:\ncorral:    %d %q (%s)\nplacement: %d %q (%s)", b.version, b.method, b.path, b.body, cr.status, ch, cc, pr.status, ph, pc)
+		}
+	}
+	return n
 }

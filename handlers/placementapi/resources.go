@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	js "corral/handlers/jsonschema"
 	"corral/models"
 	"corral/models/placement"
 	"corral/models/pycompat"
@@ -32,102 +33,34 @@ var (
 
 const maxInt = 2147483647
 
+var traitsConflict = &Error{Status: http.StatusConflict, Code: CodeConcurrentUpdate,
+	Msg: "Resource provider's generation already changed. Please update the generation and try again."}
+
 var concurrentProvider = &Error{Status: http.StatusConflict, Code: CodeConcurrentUpdate,
 	Msg: "resource provider generation conflict"}
 
-// --- body schemas: one function per endpoint, jsonschema's first error ---
+// readValid reads a JSON body and checks it against schema s, as
+// placement.util.extract_json does, returning it as plain Go values:
+// objects as maps (their key order matters to the schema's message only),
+// numbers as pycompat's.
+func readValid(c echo.Context, s js.Schema) (any, *Error) {
+	v, e := readJSON(c)
+	if e != nil {
+		return nil, e
+	}
+	if err := js.Placement.Validate(s, v); err != nil {
+		return nil, invalid("%s", err.Msg)
+	}
+	return plainJSON(v), nil
+}
 
-// inventoryFields are BASE_INVENTORY_SCHEMA's properties, in its order.
-var inventoryFields = []string{"resource_provider_generation", "total", "reserved", "min_unit", "max_unit", "step_size", "allocation_ratio"}
-
-// validateInventory checks one inventory record; withGen and withClass
-// select the POST/PUT variants of the schema.
-func validateInventory(v any, requireGen, allowClass, requireClass bool) (map[string]any, *Error) {
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, invalid("%s is not of type 'object'", pyRepr(v))
+// readValidObject is readValid for a schema that requires an object.
+func readValidObject(c echo.Context, s js.Schema) (map[string]any, *Error) {
+	v, e := readValid(c, s)
+	if e != nil {
+		return nil, e
 	}
-	req := []string{"total"}
-	if requireGen {
-		req = append(req, "resource_provider_generation")
-	}
-	if requireClass {
-		req = append(req, "resource_class")
-	}
-	for _, r := range req {
-		if _, ok := obj[r]; !ok {
-			return nil, invalid("%s is a required property", pyRepr(r))
-		}
-	}
-	var extra []string
-	for k := range obj {
-		known := k == "resource_class" && allowClass
-		for _, f := range inventoryFields {
-			if f == k {
-				known = true
-			}
-		}
-		if !known {
-			extra = append(extra, k)
-		}
-	}
-	if len(extra) > 0 {
-		sort.Strings(extra)
-		q := make([]string, len(extra))
-		for i, k := range extra {
-			q[i] = pyRepr(k)
-		}
-		verb := "was"
-		if len(extra) > 1 {
-			verb = "were"
-		}
-		return nil, invalid("Additional properties are not allowed (%s %s unexpected)", strings.Join(q, ", "), verb)
-	}
-	for _, f := range inventoryFields {
-		val, present := obj[f]
-		if !present {
-			continue
-		}
-		if f == "allocation_ratio" {
-			n, ok := asFloat(val)
-			if !ok {
-				return nil, invalid("%s is not of type 'number'", pyRepr(val))
-			}
-			if n > 3.40282e+38 {
-				return nil, invalid("%s is greater than the maximum of 3.40282e+38", pyRepr(val))
-			}
-			continue
-		}
-		n, ok := asInt(val)
-		if !ok {
-			return nil, invalid("%s is not of type 'integer'", pyRepr(val))
-		}
-		if f == "resource_provider_generation" {
-			continue
-		}
-		min := int64(1)
-		if f == "reserved" {
-			min = 0
-		}
-		if n > maxInt {
-			return nil, invalid("%s is greater than the maximum of %d", pyRepr(val), maxInt)
-		}
-		if n < min {
-			return nil, invalid("%s is less than the minimum of %d", pyRepr(val), min)
-		}
-	}
-	if allowClass {
-		if rc, ok := obj["resource_class"]; ok {
-			s, isStr := rc.(string)
-			if !isStr {
-				return nil, invalid("%s is not of type 'string'", pyRepr(rc))
-			}
-			if !rcPattern.MatchString(s) {
-				return nil, invalid("%s does not match '^[A-Z0-9_]+$'", pyRepr(rc))
-			}
-		}
-	}
-	return obj, nil
+	return v.(map[string]any), nil
 }
 
 func asFloat(v any) (float64, bool) {
@@ -139,16 +72,6 @@ func asFloat(v any) (float64, bool) {
 		return f, err == nil
 	}
 	return 0, false
-}
-
-// readBody reads a JSON body as plain Go values: objects as maps (their
-// key order does not matter to these endpoints), numbers as pycompat's.
-func readBody(c echo.Context) (any, *Error) {
-	v, e := readJSON(c)
-	if e != nil {
-		return nil, e
-	}
-	return plainJSON(v), nil
 }
 
 func plainJSON(v any) any {
@@ -198,13 +121,19 @@ func inventoryJSON(inv models.Inventory) map[string]any {
 // checkInventoryCapacity is _validate_inventory_capacity: reserved may not
 // exceed total (nor equal it below 1.26).
 func checkInventoryCapacity(v placement.Version, provUUID string, rc string, inv models.Inventory) *Error {
+	return checkCapacity(v, "update", provUUID, rc, inv)
+}
+
+// checkCapacity words the refusal as the handler doing verb does
+// ("Unable to create inventory …" when adding one class).
+func checkCapacity(v placement.Version, verb, provUUID string, rc string, inv models.Inventory) *Error {
 	capacity := placement.Capacity(inv)
 	if v.AtLeast(26) {
 		if capacity < 0 {
-			return badRequest(fmt.Sprintf("Unable to update inventory for resource provider %s: Invalid inventory for '%s' on resource provider '%s'. The reserved value is greater than total.", provUUID, rc, provUUID))
+			return badRequest(fmt.Sprintf("Unable to %s inventory for resource provider %s: Invalid inventory for '%s' on resource provider '%s'. The reserved value is greater than total.", verb, provUUID, rc, provUUID))
 		}
 	} else if capacity <= 0 {
-		return badRequest(fmt.Sprintf("Unable to update inventory for resource provider %s: Invalid inventory for '%s' on resource provider '%s'. The reserved value is greater than or equal to total.", provUUID, rc, provUUID))
+		return badRequest(fmt.Sprintf("Unable to %s inventory for resource provider %s: Invalid inventory for '%s' on resource provider '%s'. The reserved value is greater than or equal to total.", verb, provUUID, rc, provUUID))
 	}
 	return nil
 }
@@ -283,32 +212,12 @@ func (api *API) setInventories(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	body, perr := readBody(c)
+	obj, perr := readValidObject(c, inventoriesSchema)
 	if perr != nil {
 		return perr
 	}
-	obj, isObj := body.(map[string]any)
-	if !isObj {
-		return invalid("%s is not of type 'object'", pyRepr(body))
-	}
-	for _, r := range []string{"resource_provider_generation", "inventories"} {
-		if _, ok := obj[r]; !ok {
-			return invalid("%s is a required property", pyRepr(r))
-		}
-	}
-	for k := range obj {
-		if k != "resource_provider_generation" && k != "inventories" {
-			return invalid("Additional properties are not allowed (%s was unexpected)", pyRepr(k))
-		}
-	}
-	gen, ok := asInt(obj["resource_provider_generation"])
-	if !ok {
-		return invalid("%s is not of type 'integer'", pyRepr(obj["resource_provider_generation"]))
-	}
-	invs, ok := obj["inventories"].(map[string]any)
-	if !ok {
-		return invalid("%s is not of type 'object'", pyRepr(obj["inventories"]))
-	}
+	gen, _ := asInt(obj["resource_provider_generation"])
+	invs := obj["inventories"].(map[string]any)
 	classes := make([]string, 0, len(invs))
 	for rc := range invs {
 		classes = append(classes, rc)
@@ -316,23 +225,26 @@ func (api *API) setInventories(c echo.Context) error {
 	sort.Strings(classes)
 	next := map[string]models.Inventory{}
 	for _, rc := range classes {
-		if !rcPattern.MatchString(rc) {
-			continue // jsonschema's patternProperties ignore other keys
-		}
-		rec, e := validateInventory(invs[rc], false, false, false)
-		if e != nil {
-			return e
-		}
+		// The schema checks the records of well-formed class names only;
+		// any other name is an unknown class, refused below.
+		rec, _ := invs[rc].(map[string]any)
 		next[rc] = inventoryFrom(rec)
 	}
 	if gen != p.Generation {
 		return concurrentProvider
 	}
+	// As _validate_inventory_capacity runs before set_inventory looks
+	// the classes up: every capacity first, then every class.
 	for _, rc := range classes {
+		if !rcPattern.MatchString(rc) {
+			continue
+		}
 		if e := checkInventoryCapacity(v, id, rc, next[rc]); e != nil {
 			return e
 		}
-		if !api.knownClass(c, ix, rc) {
+	}
+	for _, rc := range classes {
+		if !rcPattern.MatchString(rc) || !api.knownClass(c, ix, rc) {
 			return badRequest("Unknown resource class in inventory for resource provider " + id + ": No such resource class " + rc + ".")
 		}
 	}
@@ -351,21 +263,17 @@ func (api *API) createInventory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	body, perr := readBody(c)
+	obj, perr := readValidObject(c, postInventorySchema)
 	if perr != nil {
 		return perr
 	}
-	obj, e := validateInventory(body, false, true, true)
-	if e != nil {
-		return e
-	}
 	rc := obj["resource_class"].(string)
 	inv := inventoryFrom(obj)
-	if e := checkInventoryCapacity(v, id, rc, inv); e != nil {
+	if e := checkCapacity(v, "create", id, rc, inv); e != nil {
 		return e
 	}
 	if !api.knownClass(c, ix, rc) {
-		return badRequest("Unknown resource class in inventory for resource provider " + id + ": No such resource class " + rc + ".")
+		return badRequest("Unable to create inventory for resource provider " + id + ": No such resource class " + rc + ".")
 	}
 	if _, exists := p.Inventories[rc]; exists {
 		return &Error{Status: http.StatusConflict, Code: CodeConcurrentUpdate,
@@ -401,13 +309,9 @@ func (api *API) updateInventory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	body, perr := readBody(c)
+	obj, perr := readValidObject(c, inventorySchema)
 	if perr != nil {
 		return perr
-	}
-	obj, e := validateInventory(body, true, false, false)
-	if e != nil {
-		return e
 	}
 	gen, _ := asInt(obj["resource_provider_generation"])
 	if gen != p.Generation {
@@ -418,7 +322,8 @@ func (api *API) updateInventory(c echo.Context) error {
 		return e
 	}
 	if !api.knownClass(c, ix, rc) {
-		return badRequest("Unknown resource class in inventory for resource provider " + id + ": No such resource class " + rc + ".")
+		// ResourceClassNotFound escapes update_inventory as a 404.
+		return notFound("No such resource class " + rc + ".")
 	}
 	if _, ok := p.Inventories[rc]; !ok {
 		return badRequest("No inventory record with resource class for resource provider " + id + ": No inventory of class " + rc + " found.")
@@ -669,180 +574,51 @@ func (api *API) providerAllocations(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"allocations": allocs, "resource_provider_generation": p.Generation})
 }
 
-// parseAllocationBody validates one consumer's allocations body for
-// microversion v (the PUT /allocations/{c} schema, or one entry of POST
-// /allocations when inPost): the list form below 1.12, the dict form
-// after; project/user from 1.8; consumer_generation from 1.28;
-// consumer_type from 1.38.
-func parseAllocationBody(body any, v placement.Version, inPost bool) (store.ConsumerAllocations, *Error) {
+// allocationsFrom reads one consumer's schema-checked allocations body at
+// microversion v (PUT /allocations/{c}, or one entry of POST /allocations):
+// the list form below 1.12, the dict form after; project/user from 1.8;
+// consumer_generation from 1.28; consumer_type from 1.38.
+func allocationsFrom(obj map[string]any, v placement.Version) store.ConsumerAllocations {
 	var w store.ConsumerAllocations
-	obj, isObj := body.(map[string]any)
-	if !isObj {
-		return w, invalid("%s is not of type 'object'", pyRepr(body))
-	}
-	required := []string{"allocations"}
-	allowed := map[string]bool{"allocations": true}
-	if v.AtLeast(8) {
-		required = append(required, "project_id", "user_id")
-		allowed["project_id"], allowed["user_id"] = true, true
-	}
-	if v.AtLeast(28) {
-		required = append(required, "consumer_generation")
-		allowed["consumer_generation"] = true
-	}
-	if v.AtLeast(38) {
-		required = append(required, "consumer_type")
-		allowed["consumer_type"] = true
-	}
-	if inPost {
-		allowed["mappings"] = v.AtLeast(34)
-	}
-	for _, r := range required {
-		if _, ok := obj[r]; !ok {
-			return w, invalid("%s is a required property", pyRepr(r))
-		}
-	}
-	var extra []string
-	for k := range obj {
-		if !allowed[k] {
-			extra = append(extra, k)
-		}
-	}
-	if len(extra) > 0 {
-		sort.Strings(extra)
-		q := make([]string, len(extra))
-		for i, k := range extra {
-			q[i] = pyRepr(k)
-		}
-		verb := "was"
-		if len(extra) > 1 {
-			verb = "were"
-		}
-		return w, invalid("Additional properties are not allowed (%s %s unexpected)", strings.Join(q, ", "), verb)
-	}
-	str := func(k string, pattern *regexp.Regexp) (string, *Error) {
-		val, ok := obj[k]
-		if !ok {
-			return "", nil
-		}
-		s, ok := val.(string)
-		if !ok {
-			return "", invalid("%s is not of type 'string'", pyRepr(val))
-		}
-		if len(s) < 1 {
-			return "", invalid("%s is too short", pyRepr(val))
-		}
-		if len(s) > 255 {
-			return "", invalid("%s is too long", pyRepr(val))
-		}
-		if pattern != nil && !pattern.MatchString(s) {
-			return "", invalid("%s does not match %s", pyRepr(val), pyRepr(pattern.String()))
-		}
-		return s, nil
-	}
-	var e *Error
-	if w.ProjectID, e = str("project_id", nil); e != nil {
-		return w, e
-	}
-	if w.UserID, e = str("user_id", nil); e != nil {
-		return w, e
-	}
-	if w.ConsumerType, e = str("consumer_type", rcPattern); e != nil {
-		return w, e
-	}
+	w.ProjectID, _ = obj["project_id"].(string)
+	w.UserID, _ = obj["user_id"].(string)
+	w.ConsumerType, _ = obj["consumer_type"].(string)
 	if v.AtLeast(28) {
 		w.CheckGeneration = true
 		if g := obj["consumer_generation"]; g != nil {
-			n, ok := asInt(g)
-			if !ok {
-				return w, invalid("%s is not of type 'integer', 'null'", pyRepr(g))
-			}
+			n, _ := asInt(g)
 			w.Generation = &n
 		}
 	}
-	add := func(rp string, resources any) *Error {
-		res, ok := resources.(map[string]any)
-		if !ok {
-			return invalid("%s is not of type 'object'", pyRepr(resources))
-		}
-		if len(res) == 0 && !v.AtLeast(12) {
-			return invalid("{} does not have enough properties")
-		}
+	add := func(rp string, resources any) {
+		res := resources.(map[string]any)
 		classes := make([]string, 0, len(res))
 		for rc := range res {
 			classes = append(classes, rc)
 		}
 		sort.Strings(classes)
 		for _, rc := range classes {
-			if !rcPattern.MatchString(rc) {
-				return invalid("%s does not match any of the regexes: '^[A-Z0-9_]+$'", pyRepr(rc))
-			}
-			n, ok := asInt(res[rc])
-			if !ok {
-				return invalid("%s is not of type 'integer'", pyRepr(res[rc]))
-			}
-			if n < 1 {
-				return invalid("%s is less than the minimum of 1", pyRepr(res[rc]))
-			}
+			n, _ := asInt(res[rc])
 			w.Allocations = append(w.Allocations, models.Allocation{ProviderUUID: rp, ResourceClass: rc, Used: n})
 		}
-		return nil
 	}
 	if !v.AtLeast(12) {
-		list, ok := obj["allocations"].([]any)
-		if !ok {
-			return w, invalid("%s is not of type 'array'", pyRepr(obj["allocations"]))
+		for _, item := range obj["allocations"].([]any) {
+			m := item.(map[string]any)
+			add(m["resource_provider"].(map[string]any)["uuid"].(string), m["resources"])
 		}
-		if len(list) == 0 {
-			return w, invalid("[] is too short")
-		}
-		for _, item := range list {
-			m, ok := item.(map[string]any)
-			if !ok {
-				return w, invalid("%s is not of type 'object'", pyRepr(item))
-			}
-			rp, _ := m["resource_provider"].(map[string]any)
-			u, _ := rp["uuid"].(string)
-			if rp == nil || !placement.IsUUIDLike(u) {
-				return w, invalid("%s is not valid under the given schema", pyRepr(m["resource_provider"]))
-			}
-			if e := add(u, m["resources"]); e != nil {
-				return w, e
-			}
-		}
-		return w, nil
+		return w
 	}
-	allocs, ok := obj["allocations"].(map[string]any)
-	if !ok {
-		return w, invalid("%s is not of type 'object'", pyRepr(obj["allocations"]))
-	}
+	allocs := obj["allocations"].(map[string]any)
 	rps := make([]string, 0, len(allocs))
 	for rp := range allocs {
 		rps = append(rps, rp)
 	}
 	sort.Strings(rps)
 	for _, rp := range rps {
-		if !placement.IsUUIDLike(rp) {
-			return w, invalid("%s does not match any of the regexes: '^[0-9a-fA-F-]{36}$'", pyRepr(rp))
-		}
-		entry, ok := allocs[rp].(map[string]any)
-		if !ok {
-			return w, invalid("%s is not of type 'object'", pyRepr(allocs[rp]))
-		}
-		res, ok := entry["resources"]
-		if !ok {
-			return w, invalid("'resources' is a required property")
-		}
-		for k := range entry {
-			if k != "resources" && k != "generation" {
-				return w, invalid("Additional properties are not allowed (%s was unexpected)", pyRepr(k))
-			}
-		}
-		if e := add(rp, res); e != nil {
-			return w, e
-		}
+		add(rp, allocs[rp].(map[string]any)["resources"])
 	}
-	return w, nil
+	return w
 }
 
 // allocationWriteError maps the store's refusals to Placement's answers.
@@ -886,14 +662,11 @@ func (api *API) setConsumerAllocations(c echo.Context) error {
 	}
 	u, _ := uuid.Parse(id)
 	id = u.String()
-	body, perr := readBody(c)
+	obj, perr := readValidObject(c, schemaAt(allocationSchemas, v))
 	if perr != nil {
 		return perr
 	}
-	w, e := parseAllocationBody(body, v, false)
-	if e != nil {
-		return e
-	}
+	w := allocationsFrom(obj, v)
 	w.ConsumerUUID = id
 	if w.ProjectID == "" {
 		w.ProjectID, w.UserID = "00000000-0000-0000-0000-000000000000", "00000000-0000-0000-0000-000000000000"
@@ -917,13 +690,9 @@ func (api *API) postAllocations(c echo.Context) error {
 	if !v.AtLeast(13) {
 		return &Error{Status: http.StatusNotFound}
 	}
-	body, perr := readBody(c)
+	obj, perr := readValidObject(c, schemaAt(postAllocationSchemas, v))
 	if perr != nil {
 		return perr
-	}
-	obj, ok := body.(map[string]any)
-	if !ok {
-		return invalid("%s is not of type 'object'", pyRepr(body))
 	}
 	ids := make([]string, 0, len(obj))
 	for k := range obj {
@@ -936,13 +705,7 @@ func (api *API) postAllocations(c echo.Context) error {
 	}
 	var writes []store.ConsumerAllocations
 	for _, id := range ids {
-		if !placement.IsUUIDLike(id) {
-			return invalid("%s does not match any of the regexes: '^[0-9a-fA-F-]{36}$'", pyRepr(id))
-		}
-		w, e := parseAllocationBody(obj[id], v, true)
-		if e != nil {
-			return e
-		}
+		w := allocationsFrom(obj[id].(map[string]any), v)
 		w.ConsumerUUID = id
 		if e := checkProvidersExist(snap.Index(), w); e != nil {
 			return e
@@ -1034,32 +797,11 @@ func (api *API) createResourceClass(c echo.Context) error {
 	if !v.AtLeast(2) {
 		return &Error{Status: http.StatusNotFound}
 	}
-	body, perr := readBody(c)
+	obj, perr := readValidObject(c, resourceClassSchema)
 	if perr != nil {
 		return perr
 	}
-	obj, isObj := body.(map[string]any)
-	if !isObj {
-		return invalid("%s is not of type 'object'", pyRepr(body))
-	}
-	if _, ok := obj["name"]; !ok {
-		return invalid("'name' is a required property")
-	}
-	for k := range obj {
-		if k != "name" {
-			return invalid("Additional properties are not allowed (%s was unexpected)", pyRepr(k))
-		}
-	}
-	name, ok := obj["name"].(string)
-	if !ok {
-		return invalid("%s is not of type 'string'", pyRepr(obj["name"]))
-	}
-	if len(name) > 255 {
-		return invalid("%s is too long", pyRepr(name))
-	}
-	if !customPattern.MatchString(name) {
-		return invalid("%s does not match '^CUSTOM_[A-Z0-9_]+$'", pyRepr(name))
-	}
+	name := obj["name"].(string)
 	if err := api.env.Store.CreateResourceClass(c.Request().Context(), handlers.Actor(c), name); err != nil {
 		var ce *models.Error
 		if errors.As(err, &ce) && ce.Kind == models.Conflict {
@@ -1079,8 +821,14 @@ func (api *API) putResourceClass(c echo.Context) error {
 		return &Error{Status: http.StatusNotFound}
 	}
 	name := c.Param("name")
-	if !customPattern.MatchString(name) {
-		return badRequest("Invalid resource class name: " + name)
+	// Placement validates the name as the body {"name": "<name>"} that
+	// it pastes together; a quote or backslash breaks that JSON.
+	if strings.ContainsAny(name, "\"\\") || strings.IndexFunc(name, func(r rune) bool { return r < 0x20 }) >= 0 {
+		return badRequest("Malformed JSON: invalid resource class name " + pyRepr(name))
+	}
+	body := &pycompat.Object{Keys: []string{"name"}, Vals: map[string]any{"name": name}}
+	if err := js.Placement.Validate(resourceClassSchema, body); err != nil {
+		return invalid("%s", err.Msg)
 	}
 	err := api.env.Store.CreateResourceClass(c.Request().Context(), handlers.Actor(c), name)
 	var ce *models.Error
@@ -1306,70 +1054,47 @@ func (api *API) setProviderTraits(c echo.Context) error {
 		return &Error{Status: http.StatusNotFound}
 	}
 	id := c.Param("uuid")
-	if _, _, err := api.provider(c, id); err != nil {
+	p, _, err := api.provider(c, id)
+	if err != nil {
 		return err
 	}
-	body, perr := readBody(c)
+	obj, perr := readValidObject(c, traitsSchema)
 	if perr != nil {
 		return perr
 	}
-	obj, isObj := body.(map[string]any)
-	if !isObj {
-		return invalid("%s is not of type 'object'", pyRepr(body))
+	gen, _ := asInt(obj["resource_provider_generation"])
+	if gen != p.Generation {
+		return traitsConflict
 	}
-	for _, r := range []string{"traits", "resource_provider_generation"} {
-		if _, ok := obj[r]; !ok {
-			return invalid("%s is a required property", pyRepr(r))
-		}
-	}
-	for k := range obj {
-		if k != "traits" && k != "resource_provider_generation" {
-			return invalid("Additional properties are not allowed (%s was unexpected)", pyRepr(k))
-		}
-	}
-	list, isList := obj["traits"].([]any)
-	if !isList {
-		return invalid("%s is not of type 'array'", pyRepr(obj["traits"]))
-	}
-	var traits []string
+	// Placement takes the list as a set: repeats are fine, and a name
+	// that is not a trait's is simply not found.
+	var traits, missing []string
 	seen := map[string]bool{}
-	for _, t := range list {
-		s, ok := t.(string)
-		if !ok {
-			return invalid("%s is not of type 'string'", pyRepr(t))
+	for _, t := range obj["traits"].([]any) {
+		name := t.(string)
+		if seen[name] {
+			continue
 		}
-		if seen[s] {
-			return invalid("%s has non-unique elements", pyRepr(obj["traits"]))
+		seen[name] = true
+		exists, terr := api.traitExists(c, name)
+		if terr != nil {
+			return terr
 		}
-		seen[s] = true
-		if !rcPattern.MatchString(s) {
-			return invalid("%s does not match '^[A-Z0-9_]+$'", pyRepr(s))
-		}
-		traits = append(traits, s)
-	}
-	gen, ok := asInt(obj["resource_provider_generation"])
-	if !ok {
-		return invalid("%s is not of type 'integer'", pyRepr(obj["resource_provider_generation"]))
-	}
-	var missing []string
-	for _, t := range traits {
-		ok, err := api.traitExists(c, t)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			missing = append(missing, t)
+		if exists {
+			traits = append(traits, name)
+		} else {
+			missing = append(missing, name)
 		}
 	}
 	if len(missing) > 0 {
-		return badRequest("No such trait(s): " + strings.Join(missing, ", ") + ".")
+		sort.Strings(missing) // Placement joins a set, in hash order
+		return badRequest("No such trait " + strings.Join(missing, ", "))
 	}
-	p, err := api.env.Store.SetTraits(c.Request().Context(), handlers.Actor(c), id, gen, traits)
+	p, err = api.env.Store.SetTraits(c.Request().Context(), handlers.Actor(c), id, gen, traits)
 	if err != nil {
 		var ce *models.Error
 		if errors.As(err, &ce) && ce.Kind == models.Conflict {
-			return &Error{Status: http.StatusConflict, Code: CodeConcurrentUpdate,
-				Msg: "Resource provider's generation already changed. Please update the generation and try again."}
+			return traitsConflict
 		}
 		return err
 	}
@@ -1392,8 +1117,7 @@ func (api *API) deleteProviderTraits(c echo.Context) error {
 	if _, err := api.env.Store.SetTraits(c.Request().Context(), handlers.Actor(c), id, p.Generation, nil); err != nil {
 		var ce *models.Error
 		if errors.As(err, &ce) && ce.Kind == models.Conflict {
-			return &Error{Status: http.StatusConflict, Code: CodeConcurrentUpdate,
-				Msg: "Resource provider's generation already changed. Please update the generation and try again."}
+			return traitsConflict
 		}
 		return err
 	}

@@ -243,7 +243,7 @@ func TestResourceClassesAndTraitsAPI(t *testing.T) {
 			t.Errorf("stale trait PUT: %d %s", r.Status, r.Body)
 		}
 		r = a.call("PUT", tp, "1.39", a.Admin, map[string]any{"traits": []string{"CUSTOM_NOPE"}, "resource_provider_generation": 2})
-		if d, _ := detailOf(t, r); r.Status != 400 || !strings.Contains(d, "No such trait(s): CUSTOM_NOPE.") {
+		if d, _ := detailOf(t, r); r.Status != 400 || !strings.Contains(d, "No such trait CUSTOM_NOPE") {
 			t.Errorf("unknown trait: %d %s", r.Status, r.Body)
 		}
 		a.must(200, "PUT", tp, "1.39", map[string]any{"traits": []string{"CUSTOM_GOLD", "HW_CPU_X86_AVX2"}, "resource_provider_generation": 2})

@@ -149,10 +149,20 @@ func encodeWorld(t *testing.T, w *models.World) []byte {
 func TestWorldDownloadRoundTrips(t *testing.T) {
 	app := webtest.Start(t)
 	c := worldLogin(t, app, app.AdminName, app.AdminPassword)
+	// One consumer with allocations: the download carries it.
+	consumer := "bbbbbbbb-0000-4000-8000-000000000001"
+	if err := app.Store.SetAllocations(context.Background(), store.Actor{Name: "test", Via: "cli"}, []store.ConsumerAllocations{{
+		ConsumerUUID: consumer, ProjectID: "acme", UserID: "alice", ConsumerType: "INSTANCE",
+		Allocations: []models.Allocation{{ProviderUUID: store.DemoUUID("provider", "numa1_1"), ResourceClass: "VCPU", Used: 1}}}}); err != nil {
+		t.Fatal(err)
+	}
 
 	r := c.Get("/world/export")
 	if r.StatusCode != http.StatusOK {
 		t.Fatalf("GET /world/export: status %d", r.StatusCode)
+	}
+	if cs := decodeWorld(t, []byte(r.Body)).Consumers; len(cs) != 1 || cs[0].UUID != consumer || cs[0].ConsumerType != "INSTANCE" || cs[0].Generation != 1 {
+		t.Errorf("the download's consumers: %+v", cs)
 	}
 	want := `attachment; filename="corral-world-` + time.Now().UTC().Format("2006-01-02") + `.json"`
 	if got := r.Header.Get("Content-Disposition"); got != want {

@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"math/bits"
 	"sort"
 	"strconv"
 	"strings"
@@ -106,7 +107,8 @@ type areq struct {
 	mappings map[string][]int32
 }
 
-// catalogIndex is built once per Index, on first use.
+// catalogIndex is built once per Index, on first use, and shared by the
+// indexes WithAggregates derives: it depends on the providers alone.
 type catalogIndex struct {
 	once     sync.Once
 	byClass  map[string][]int32
@@ -114,14 +116,27 @@ type catalogIndex struct {
 	hasTrees bool
 	mu       sync.Mutex
 	byTrait  map[string]Bitset
+	// fit caches fitting's answers: a preview asks for a flavor's few
+	// amounts over and over.
+	fit map[fitKey]Bitset
 }
 
+// fitKey is one requested class and amount.
+type fitKey struct {
+	class  string
+	amount int64
+}
+
+// maxFitCache bounds the fitting cache (a request may name any amount).
+const maxFitCache = 256
+
 func (ix *Index) resIndex() *catalogIndex {
-	c := &ix.res
+	c := ix.res
 	c.once.Do(func() {
 		c.byClass = map[string][]int32{}
 		c.byTrait = map[string]Bitset{}
 		c.classes = map[string]*classInv{}
+		c.fit = map[fitKey]Bitset{}
 		for i, p := range ix.providers {
 			for rc, inv := range p.Inventories {
 				c.byClass[rc] = append(c.byClass[rc], int32(i))
@@ -138,8 +153,65 @@ func (ix *Index) resIndex() *catalogIndex {
 				c.hasTrees = true
 			}
 		}
+		for _, ci := range c.classes {
+			ci.pos = make([]int32, len(ix.providers))
+			for i := range ci.pos {
+				ci.pos[i] = -1
+			}
+			for j, p := range ci.prov {
+				ci.pos[p] = int32(j)
+			}
+		}
 	})
 	return c
+}
+
+// Fitting is the set of providers with room for amount of class at their
+// own usage (Placement's per-class check, Check), cached per index. Do
+// not modify.
+func (ix *Index) Fitting(class string, amount int64) Bitset {
+	c := ix.resIndex()
+	k := fitKey{class, amount}
+	c.mu.Lock()
+	b, ok := c.fit[k]
+	c.mu.Unlock()
+	if ok {
+		return b
+	}
+	b = NewBitset(len(ix.providers))
+	if ci := c.classes[class]; ci != nil {
+		for j, p := range ci.prov {
+			if ci.fits(j, amount, 0) {
+				b.Set(int(p))
+			}
+		}
+	}
+	c.mu.Lock()
+	if len(c.fit) < maxFitCache {
+		c.fit[k] = b
+	}
+	c.mu.Unlock()
+	return b
+}
+
+// ClassTable is one resource class's inventories and usages, looked up by
+// provider without maps.
+type ClassTable struct{ ci *classInv }
+
+// Class returns class's table; a class no provider has gives an empty one.
+func (ix *Index) Class(class string) ClassTable { return ClassTable{ix.resIndex().classes[class]} }
+
+// Inventory returns provider p's inventory of the class (normalized, as
+// Normalized returns it) and its usage; ok is false without inventory.
+func (t ClassTable) Inventory(p int) (inv models.Inventory, used int64, ok bool) {
+	if t.ci == nil {
+		return models.Inventory{}, 0, false
+	}
+	j := t.ci.pos[p]
+	if j < 0 {
+		return models.Inventory{}, 0, false
+	}
+	return t.ci.inv[j], t.ci.used[j], true
 }
 
 // ProvidersWithClass returns the providers having inventory of class, in
@@ -257,7 +329,7 @@ func (ix *Index) AllocationCandidates(q CandidateQuery, cat Catalog) (*Candidate
 			r = int(ix.root[r])
 			only.Set(r)
 			within.Set(r)
-			for _, d := range ix.children[int32(r)] {
+			for _, d := range ix.kids(int32(r)) {
 				within.Set(int(d))
 			}
 		}
@@ -402,7 +474,7 @@ func (ix *Index) AllocationCandidates(q CandidateQuery, cat Catalog) (*Candidate
 	} else {
 		for r := range roots {
 			out.Summaries = append(out.Summaries, int(r))
-			for _, d := range ix.children[r] {
+			for _, d := range ix.kids(r) {
 				out.Summaries = append(out.Summaries, int(d))
 			}
 		}
@@ -1014,6 +1086,19 @@ type classInv struct {
 	prov []int32
 	inv  []models.Inventory // normalized
 	used []int64
+	pos  []int32 // provider → its row, -1 without inventory
+	// sharing lists the sharing providers among prov, and belowRoot the
+	// roots with a descendant among prov (both on first use).
+	sharing   []int32
+	belowRoot Bitset
+}
+
+// fits is Placement's per-class check on row j with extra usage on top.
+func (ci *classInv) fits(j int, amount, extra int64) bool {
+	inv := ci.inv[j]
+	used := ci.used[j] + extra
+	return float64(used+amount) <= float64(inv.Total-inv.Reserved)*inv.AllocationRatio &&
+		amount >= inv.MinUnit && amount <= inv.MaxUnit && amount%inv.StepSize == 0
 }
 
 // CandidateRoots returns the roots that have at least one allocation
@@ -1055,60 +1140,149 @@ func (ix *Index) CandidateRoots(q CandidateQuery, cat Catalog) (Bitset, error) {
 		}
 		treeRoot = ix.root[p]
 	}
-	c := ix.resIndex()
-	hits := make([]uint16, n)
-	mark := make([]bool, n) // roots given a row for the current class
-	var touched []int32
+	// A row (provider p with room, anchor root r) counts when member_of
+	// keeps it: p or r in every required term, neither in a forbidden
+	// aggregate. For a provider's own tree that is a set of providers:
+	// allow holds those in the required terms or under a root that is,
+	// deny those in a forbidden aggregate or under a root that is. A root
+	// qualifies when every class has a row anchored to it.
+	var allow, deny Bitset
+	if inAggs != nil {
+		allow = ix.spanKids(inAggs)
+		defer ix.release(allow)
+	}
+	if badAggs != nil {
+		deny = ix.spanKids(badAggs)
+		defer ix.release(deny)
+	}
+	rows := ix.scratch()
+	defer ix.release(rows)
 	for k, a := range g.Resources {
-		ci := c.classes[a.Class]
+		ci := ix.resIndex().classes[a.Class]
 		if ci == nil {
 			return out, nil
 		}
-		touched = touched[:0]
-		add := func(p, root int32) {
-			if anyRow := mark[root]; anyRow || int(hits[root]) != k {
-				return
+		clear(rows)
+		if len(q.Consumed) == 0 {
+			fit := ix.Fitting(a.Class, a.Amount)
+			for wi, w := range fit {
+				if allow != nil {
+					w &= allow[wi]
+				}
+				if deny != nil {
+					w &^= deny[wi]
+				}
+				for ; w != 0; w &= w - 1 {
+					p := int32(wi<<6 + bits.TrailingZeros64(w))
+					if treeRoot < 0 || ix.root[p] == treeRoot {
+						rows.Set(int(ix.root[p]))
+					}
+				}
 			}
-			if inAggs != nil && !inAggs.Has(int(p)) && !inAggs.Has(int(root)) {
-				return
-			}
-			if badAggs != nil && (badAggs.Has(int(p)) || badAggs.Has(int(root))) {
-				return
-			}
-			mark[root] = true
-			touched = append(touched, root)
-		}
-		for j, p := range ci.prov {
-			if treeRoot >= 0 && ix.root[p] != treeRoot {
-				continue
-			}
-			inv := ci.inv[j]
-			used := ci.used[j] + q.Consumed[int(p)][a.Class]
-			if float64(used+a.Amount) > float64(inv.Total-inv.Reserved)*inv.AllocationRatio ||
-				a.Amount < inv.MinUnit || a.Amount > inv.MaxUnit || a.Amount%inv.StepSize != 0 {
-				continue
-			}
-			add(p, ix.root[p])
-			if treeRoot < 0 && ix.sharing.Has(int(p)) && (inAggs == nil || inAggs.Has(int(p))) && len(ix.AggregatesOf(int(p))) > 0 {
-				for _, r := range ix.Anchors(int(p)) {
-					add(p, int32(r))
+		} else {
+			for j, p := range ci.prov {
+				if treeRoot >= 0 && ix.root[p] != treeRoot || allow != nil && !allow.Has(int(p)) || deny != nil && deny.Has(int(p)) {
+					continue
+				}
+				if ci.fits(j, a.Amount, q.Consumed[int(p)][a.Class]) {
+					rows.Set(int(ix.root[p]))
 				}
 			}
 		}
-		if len(touched) == 0 {
+		if treeRoot < 0 && ix.HasSharing() {
+			// A sharing provider in the required aggregates also serves
+			// the roots it anchors.
+			for _, s := range ix.sharingWith(ci) {
+				p := int(s)
+				j := int(ci.pos[p])
+				if inAggs != nil && !inAggs.Has(p) || badAggs != nil && badAggs.Has(p) || len(ix.AggregatesOf(p)) == 0 ||
+					!ci.fits(j, a.Amount, q.Consumed[p][a.Class]) {
+					continue
+				}
+				for _, r := range ix.Anchors(p) {
+					if badAggs == nil || !badAggs.Has(r) {
+						rows.Set(r)
+					}
+				}
+			}
+		}
+		if k == 0 {
+			copy(out, rows)
+		} else {
+			out.And(rows)
+		}
+		if out.IsEmpty() {
 			return out, nil
-		}
-		for _, r := range touched {
-			hits[r]++
-			mark[r] = false
-		}
-	}
-	for r := range hits {
-		if int(hits[r]) == len(g.Resources) {
-			out.Set(r)
 		}
 	}
 	return out, nil
+}
+
+// spanKids is d with the other providers of every tree whose root is in d,
+// in a scratch set.
+func (ix *Index) spanKids(d Bitset) Bitset {
+	out := ix.scratch()
+	copy(out, d)
+	if len(ix.trees) == 0 {
+		return out
+	}
+	for wi, w := range d {
+		for ; w != 0; w &= w - 1 {
+			if t := ix.treePos[wi<<6+bits.TrailingZeros64(w)]; t >= 0 {
+				for _, c := range ix.treeKids[t] {
+					out.Set(int(c))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// RootsWithClassBelow is the set of roots having a descendant with an
+// inventory of class. Do not modify.
+func (ix *Index) RootsWithClassBelow(class string) Bitset {
+	c := ix.resIndex()
+	ci := c.classes[class]
+	if ci == nil {
+		return NewBitset(len(ix.providers))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ci.belowRoot == nil {
+		ci.belowRoot = NewBitset(len(ix.providers))
+		for _, p := range ci.prov {
+			if ix.parent[p] >= 0 {
+				ci.belowRoot.Set(int(ix.root[p]))
+			}
+		}
+	}
+	return ci.belowRoot
+}
+
+// SharingWithClass lists the sharing providers having inventory of class,
+// in provider order. Do not modify.
+func (ix *Index) SharingWithClass(class string) []int32 {
+	ci := ix.resIndex().classes[class]
+	if ci == nil {
+		return nil
+	}
+	return ix.sharingWith(ci)
+}
+
+// sharingWith lists the sharing providers having inventory of ci's class.
+func (ix *Index) sharingWith(ci *classInv) []int32 {
+	c := ix.resIndex()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ci.sharing == nil {
+		ci.sharing = []int32{}
+		for _, p := range ci.prov {
+			if ix.sharing.Has(int(p)) {
+				ci.sharing = append(ci.sharing, p)
+			}
+		}
+	}
+	return ci.sharing
 }
 
 // HasInventories reports whether any provider has an inventory.

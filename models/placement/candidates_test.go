@@ -3,6 +3,7 @@ package placement
 import (
 	"fmt"
 	"math/rand"
+	"slices"
 	"testing"
 
 	"corral/models"
@@ -54,13 +55,30 @@ func TestCandidateRootsMatchesCandidates(t *testing.T) {
 					g.Resources = append(g.Resources, Amount{Class: rc, Amount: int64(1 + r.Intn(4))})
 				}
 			}
-			switch r.Intn(4) {
+			switch r.Intn(5) {
 			case 0:
 				g.MemberOf.Required = [][]string{{aggs[r.Intn(3)].UUID}}
 			case 1:
 				g.MemberOf.Forbidden = []string{aggs[r.Intn(3)].UUID}
+			case 2:
+				g.MemberOf.Required = [][]string{{aggs[r.Intn(3)].UUID, aggs[r.Intn(3)].UUID}, {aggs[r.Intn(3)].UUID}}
+				g.MemberOf.Forbidden = []string{aggs[r.Intn(3)].UUID}
+			}
+			if r.Intn(6) == 0 {
+				g.InTree = ps[r.Intn(len(ps))].UUID
 			}
 			q := CandidateQuery{Groups: []Group{g}, NestedAware: true}
+			if r.Intn(3) == 0 {
+				// What earlier instances of a preview took.
+				q.Consumed = map[int]map[string]int64{}
+				for range 4 {
+					p := r.Intn(len(ps))
+					if q.Consumed[p] == nil {
+						q.Consumed[p] = map[string]int64{}
+					}
+					q.Consumed[p][classes[r.Intn(len(classes))]] += int64(1 + r.Intn(3))
+				}
+			}
 			got, err := ix.CandidateRoots(q, allNames{})
 			if err != nil {
 				t.Fatal(err)
@@ -78,5 +96,48 @@ func TestCandidateRootsMatchesCandidates(t *testing.T) {
 				t.Fatalf("seed %d query %+v: roots %v, candidates' anchors %v", seed, g, got.Members(), want.Members())
 			}
 		}
+	}
+}
+
+// TestCatalogAfterAggregateChange: an index derived for changed
+// aggregates reuses the inventory tables (they depend on the providers
+// alone) but not the anchors; one derived with changed providers sees
+// their new inventories.
+func TestCatalogAfterAggregateChange(t *testing.T) {
+	ps := []models.Provider{
+		{UUID: "h1", Name: "h1", Inventories: map[string]models.Inventory{"VCPU": {Total: 4, AllocationRatio: 1}}},
+		{UUID: "h2", Name: "h2", Inventories: map[string]models.Inventory{"VCPU": {Total: 1, AllocationRatio: 1}}},
+		{UUID: "s1", Name: "s1", Traits: []string{models.TraitSharesViaAggregate}, Inventories: map[string]models.Inventory{"DISK_GB": {Total: 10, AllocationRatio: 1}}},
+	}
+	aggs := []models.Aggregate{{UUID: "a", Name: "a", Members: []string{"h1", "s1"}}}
+	ix, err := NewIndex(ps, aggs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ix.Fitting("VCPU", 2).Members(); fmt.Sprint(got) != "[0]" {
+		t.Fatalf("VCPU:2 fits %v", got)
+	}
+	if got := ix.Anchors(2); fmt.Sprint(got) != "[0 2]" {
+		t.Fatalf("anchors %v", got)
+	}
+	moved := []models.Aggregate{{UUID: "a", Name: "a", Members: []string{"h2", "s1"}}}
+	ix2, err := ix.WithAggregates(moved, map[string]bool{"a": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &ix2.Fitting("VCPU", 2)[0] != &ix.Fitting("VCPU", 2)[0] {
+		t.Error("the inventory tables were built again for an aggregate change")
+	}
+	if got := ix2.Anchors(2); fmt.Sprint(got) != "[1 2]" {
+		t.Errorf("anchors after the move %v, want [1 2]", got)
+	}
+	grown := slices.Clone(ps)
+	grown[1].Inventories = map[string]models.Inventory{"VCPU": {Total: 8, AllocationRatio: 1}}
+	ix3, err := ix.WithWorld(grown, aggs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ix3.Fitting("VCPU", 2).Members(); fmt.Sprint(got) != "[0 1]" {
+		t.Errorf("VCPU:2 fits %v after h2 grew, want [0 1]", got)
 	}
 }

@@ -96,6 +96,11 @@ func CheckUsed(p *models.Provider, class string, amount, used int64) Shortfall {
 	if !ok {
 		return Shortfall{Short: true, Class: class, Need: amount, Reason: "no inventory"}
 	}
+	return CheckInventory(raw, class, amount, used)
+}
+
+// CheckInventory is CheckUsed on an inventory already looked up.
+func CheckInventory(raw models.Inventory, class string, amount, used int64) Shortfall {
 	inv := Normalized(raw)
 	s := Shortfall{Class: class, Need: amount, Inv: inv, Used: used}
 	s.Free = Capacity(inv) - used

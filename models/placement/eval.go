@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"sort"
 	"strings"
@@ -88,6 +89,11 @@ type Result struct {
 
 	anchorOnce sync.Once
 	anchored   Bitset // roots served by a passing sharing provider (lazy)
+
+	// termTexts names each required term's aggregates (lazy): every
+	// listed provider's reason repeats them.
+	termOnce  sync.Once
+	termTexts []string
 }
 
 // Evaluate judges every provider against t in the given mode.
@@ -132,14 +138,18 @@ func (ix *Index) Evaluate(t Terms, mode Mode) *Result {
 		// sharing provider: it must itself be in the aggregates), and fails
 		// the negative side through its root. Only non-roots can differ from
 		// the direct answer, so walk those.
-		for t, root := range ix.trees {
-			kids := ix.treeKids[t]
-			rootOK := r.all == nil || r.all.Has(int(root))
-			rootBad := r.bad.Has(int(root))
-			if !rootOK && !rootBad {
-				continue // the children keep their direct answer
+		// Only a root in every required term or in a forbidden aggregate
+		// changes its children's answer (without required terms every
+		// provider passes them already): visit those roots only, each
+		// once, in any order, since trees do not overlap.
+		span := func(root int) {
+			t := ix.treePos[root]
+			if t < 0 {
+				return
 			}
-			for _, c := range kids {
+			rootOK := r.all == nil || r.all.Has(root)
+			rootBad := r.bad.Has(root)
+			for _, c := range ix.treeKids[t] {
 				ok := pass.Has(int(c)) || (rootOK && !ix.sharing.Has(int(c)))
 				if ok && !rootBad {
 					pass.Set(int(c))
@@ -148,11 +158,26 @@ func (ix *Index) Evaluate(t Terms, mode Mode) *Result {
 				}
 			}
 		}
+		if len(ix.trees) > 0 {
+			r.bad.Each(span)
+			if r.all != nil {
+				for wi, w := range r.all {
+					for w &^= r.bad[wi]; w != 0; w &= w - 1 {
+						span(wi<<6 + bits.TrailingZeros64(w))
+					}
+				}
+			}
+		}
 	}
 	pass.AndNot(r.bad)
-	r.excluded = NewBitset(n)
-	r.excluded.Fill(n)
-	r.excluded.AndNot(pass)
+	// The excluded set is the complement, made in place.
+	for i := range pass {
+		pass[i] = ^pass[i]
+	}
+	if rem := n & 63; rem != 0 && len(pass) > 0 {
+		pass[len(pass)-1] &= 1<<uint(rem) - 1
+	}
+	r.excluded = pass
 	return r
 }
 
@@ -245,6 +270,16 @@ func (r *Result) firstForbidden(p int) int {
 
 // termText names a required term's aggregates for a person.
 func (r *Result) termText(i int) string {
+	r.termOnce.Do(func() {
+		r.termTexts = make([]string, len(r.Terms.Required))
+		for t := range r.termTexts {
+			r.termTexts[t] = r.renderTerm(t)
+		}
+	})
+	return r.termTexts[i]
+}
+
+func (r *Result) renderTerm(i int) string {
 	term := r.Terms.Required[i]
 	names := make([]string, 0, len(term))
 	for _, u := range term {
@@ -301,7 +336,7 @@ func (r *Result) GroupReason(p int, e Exclusion) string {
 	}
 	switch {
 	case e.Forbidden:
-		return "in forbidden aggregate " + ix.aggs[e.Aggregate].Name + span
+		return ix.forbiddenReason(e.Aggregate, r.Mode == Unnumbered)
 	case e.Split:
 		return "required member_of terms met only across a root and its child"
 	case len(r.req[e.Term]) == 0:
@@ -344,7 +379,7 @@ func (r *Result) TreeSatisfies(root int) bool {
 	if !r.excluded.Has(root) {
 		return true
 	}
-	for _, c := range r.ix.children[int32(root)] {
+	for _, c := range r.ix.kids(int32(root)) {
 		if !r.excluded.Has(int(c)) {
 			return true
 		}
@@ -400,12 +435,26 @@ type ExclusionGroup struct {
 // forbidden aggregate are explained one by one; there are few of them.
 func (r *Result) Groups(examples int) []ExclusionGroup {
 	ix := r.ix
-	n := len(ix.providers)
 	unnumbered := r.Mode == Unnumbered
 	// spanned(d): the children of the roots in d, which an unnumbered group
 	// judges through their root.
+	// Every set made here is scratch, given back when Groups returns.
+	var scratch []Bitset
+	defer func() {
+		for _, b := range scratch {
+			ix.release(b)
+		}
+	}()
+	temp := func(from Bitset) Bitset {
+		b := ix.scratch()
+		if from != nil {
+			copy(b, from)
+		}
+		scratch = append(scratch, b)
+		return b
+	}
 	spanned := func(d Bitset) Bitset {
-		out := NewBitset(n)
+		out := temp(nil)
 		if !unnumbered {
 			return out
 		}
@@ -431,7 +480,7 @@ func (r *Result) Groups(examples int) []ExclusionGroup {
 	}
 	// Forbidden: in a forbidden aggregate, itself or (spanning) through
 	// its root; forbiddenGroups adds the latter to forb as it finds them.
-	forb := r.bad.Clone()
+	forb := temp(r.bad)
 	forb.And(r.excluded)
 	groups := r.forbiddenGroups(forb, examples)
 	add := func(set Bitset, k GroupKey) {
@@ -445,17 +494,17 @@ func (r *Result) Groups(examples int) []ExclusionGroup {
 	}
 	// The rest fail the first required term that neither they nor (when
 	// spanning) their root meet; sharing providers count apart.
-	rest := r.excluded.Clone()
+	rest := temp(r.excluded)
 	rest.AndNot(forb)
 	for i, d := range r.direct {
 		met := spanned(d)
 		met.AndNot(ix.sharing) // a sharing provider must be in the term itself
 		met.Or(d)
-		failed := rest.Clone()
+		failed := temp(rest)
 		failed.AndNot(met)
 		rest.And(met)
 		if unnumbered {
-			shared := failed.Clone()
+			shared := temp(failed)
 			shared.And(ix.sharing)
 			failed.AndNot(ix.sharing)
 			add(shared, GroupKey{Term: i, Aggregate: -1, Sharing: true})
@@ -465,8 +514,22 @@ func (r *Result) Groups(examples int) []ExclusionGroup {
 	// Every term is met, but not by one provider alone.
 	add(rest, GroupKey{Split: true, Term: -1, Aggregate: -1})
 	// Each group has its own first provider: no ties to keep in order.
-	slices.SortFunc(groups, func(a, b ExclusionGroup) int { return a.First - b.First })
-	return groups
+	// Sorted by position, then moved once: a preview forbidding hundreds
+	// of aggregates has hundreds of groups, and swapping the structs cost
+	// more than the rest of the grouping.
+	if len(groups) < 2 {
+		return groups
+	}
+	order := make([]int32, len(groups))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return groups[a].First - groups[b].First })
+	sorted := make([]ExclusionGroup, len(groups))
+	for i, g := range order {
+		sorted[i] = groups[g]
+	}
+	return sorted
 }
 
 // forbiddenGroups groups the providers excluded by a forbidden aggregate
@@ -497,14 +560,16 @@ func (r *Result) forbiddenGroups(forb Bitset, examples int) []ExclusionGroup {
 		copy(g.ex[i+1:], g.ex[i:])
 		g.ex[i] = p
 	}
-	byAgg := map[int32]*acc{}
-	var order []int32
 	aggs := slices.Clone(r.forbAggs)
 	slices.Sort(aggs)
-	own := r.bad.Clone()
+	byAgg := make([]acc, len(aggs)) // by position in aggs
+	var order []int                 // positions, in order of first member
+	own := ix.scratch()
+	defer ix.release(own)
+	copy(own, r.bad)
 	own.And(forb)
 	unnumbered := r.Mode == Unnumbered
-	for _, a := range aggs {
+	for ai, a := range aggs {
 		var g *acc
 		for _, p := range ix.aggMembers[a] {
 			if !own.Has(int(p)) {
@@ -512,11 +577,9 @@ func (r *Result) forbiddenGroups(forb Bitset, examples int) []ExclusionGroup {
 			}
 			own.Clear(int(p))
 			if g == nil {
-				if g = byAgg[a]; g == nil {
-					g = &acc{ex: make([]int, 0, max(examples, 0))}
-					byAgg[a] = g
-					order = append(order, a)
-				}
+				g = &byAgg[ai]
+				g.ex = make([]int, 0, max(examples, 0))
+				order = append(order, ai)
 			}
 			add(g, int(p))
 			t := ix.treePos[p]
@@ -534,11 +597,14 @@ func (r *Result) forbiddenGroups(forb Bitset, examples int) []ExclusionGroup {
 		}
 	}
 	groups := make([]ExclusionGroup, 0, len(order))
-	for _, a := range order {
-		g := byAgg[a]
-		first := g.ex[0]
+	for _, ai := range order {
+		g := &byAgg[ai]
+		first := -1
+		if len(g.ex) > 0 {
+			first = g.ex[0]
+		}
 		if examples <= 0 {
-			first = r.firstOf(forb, a)
+			first = r.firstOf(forb, aggs[ai])
 		}
 		e, _ := r.Explain(first)
 		groups = append(groups, ExclusionGroup{Key: r.Key(first, e), Count: g.count, Examples: g.ex, First: first, Exclusion: e})

@@ -82,3 +82,53 @@ func show(gs []ExclusionGroup) string {
 	}
 	return b.String()
 }
+
+// TestEvaluateUnnumberedRule checks Evaluate's unnumbered answer provider
+// by provider against the rule it implements: a provider passes when it
+// is directly in every required term, or (not being a sharing provider)
+// its root is; and neither it nor its root is in a forbidden aggregate.
+func TestEvaluateUnnumberedRule(t *testing.T) {
+	w := cloudgen.Generate(cloudgen.Small())
+	ix, err := NewIndex(w.Providers, w.Aggregates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := func(p int, term []string) bool {
+		for _, u := range term {
+			if a, ok := ix.AggregateByUUID(u); ok && ix.InAggregate(p, a) {
+				return true
+			}
+		}
+		return false
+	}
+	inAll := func(p int, t Terms) bool {
+		for _, term := range t.Required {
+			if !in(p, term) {
+				return false
+			}
+		}
+		return true
+	}
+	for seed := range 40 {
+		var terms Terms
+		for k := range seed % 3 {
+			var term []string
+			for j := 0; j <= (seed+k)%4; j++ {
+				term = append(term, w.Aggregates[(seed*7+k*13+j*5)%len(w.Aggregates)].UUID)
+			}
+			terms.Required = append(terms.Required, term)
+		}
+		for j := 0; j < seed%4; j++ {
+			terms.Forbidden = append(terms.Forbidden, w.Aggregates[(seed*11+j*3)%len(w.Aggregates)].UUID)
+		}
+		r := ix.Evaluate(terms, Unnumbered)
+		for p := 0; p < ix.Len(); p++ {
+			root := ix.Root(p)
+			pass := (inAll(p, terms) || root != p && !ix.IsSharing(p) && inAll(root, terms)) &&
+				!in(p, terms.Forbidden) && !in(root, terms.Forbidden)
+			if r.Excluded(p) == pass {
+				t.Fatalf("terms %+v: provider %s excluded=%v, the rule says pass=%v", terms, ix.Name(p), r.Excluded(p), pass)
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package placement
 
 import (
 	"sort"
+	"sync"
 
 	"corral/models"
 )
@@ -11,6 +12,7 @@ import (
 // bitsets and slices instead of maps.
 type Index struct {
 	providers []*models.Provider
+	names     []string // provider names, read without touching the providers
 	provByID  map[string]int32
 	provByNm  map[string]int32
 	parent    []int32 // -1 for a root
@@ -33,8 +35,38 @@ type Index struct {
 	provStart []int32
 	provAggs  []int32
 
-	// res indexes inventories and traits for allocation candidates.
-	res catalogIndex
+	// res indexes inventories and traits for allocation candidates, built
+	// on first use; it depends on the providers only, so an index updated
+	// for its aggregates alone shares it (a new snapshot then finds it warm).
+	res *catalogIndex
+	// bitsets holds scratch sets over the providers (scratch, release).
+	bitsets sync.Pool
+	// anchors caches Anchors of sharing providers (they depend on the
+	// aggregates, so they are not part of res).
+	anchorMu sync.Mutex
+	anchors  map[int32][]int
+
+	// forbTexts holds each aggregate's forbidden-group reason, without
+	// and with the spanning note (on first use: a preview forbidding
+	// hundreds of reservation aggregates names each of them).
+	forbOnce  sync.Once
+	forbTexts [2][]string
+}
+
+// forbiddenReason is GroupReason for an exclusion by forbidden aggregate a.
+func (ix *Index) forbiddenReason(a int, spanning bool) string {
+	ix.forbOnce.Do(func() {
+		for k, span := range []string{"", " (itself or its root)"} {
+			ix.forbTexts[k] = make([]string, len(ix.aggs))
+			for i, agg := range ix.aggs {
+				ix.forbTexts[k][i] = "in forbidden aggregate " + agg.Name + span
+			}
+		}
+	})
+	if spanning {
+		return ix.forbTexts[1][a]
+	}
+	return ix.forbTexts[0][a]
 }
 
 // NewIndex builds the index. Provider parents and aggregate members are
@@ -44,6 +76,7 @@ func NewIndex(providers []models.Provider, aggregates []models.Aggregate) (*Inde
 	n := len(providers)
 	ix := &Index{
 		providers: make([]*models.Provider, n),
+		names:     make([]string, n),
 		provByID:  make(map[string]int32, n),
 		provByNm:  make(map[string]int32, n),
 		parent:    make([]int32, n),
@@ -52,10 +85,12 @@ func NewIndex(providers []models.Provider, aggregates []models.Aggregate) (*Inde
 		children:  map[int32][]int32{},
 		aggByID:   make(map[string]int32, len(aggregates)),
 		aggByName: make(map[string]int32, len(aggregates)),
+		res:       &catalogIndex{},
 	}
 	for i := range providers {
 		p := &providers[i]
 		ix.providers[i] = p
+		ix.names[i] = p.Name
 		// One map operation per provider: a duplicate leaves the size unchanged.
 		before := len(ix.provByID)
 		ix.provByID[p.UUID] = int32(i)
@@ -131,8 +166,9 @@ func (ix *Index) WithAggregates(aggregates []models.Aggregate, changed map[strin
 // generations, inventories and other traits may differ. Anything else is
 // an Invalid error.
 func (ix *Index) WithWorld(providers []models.Provider, aggregates []models.Aggregate, changed map[string]bool) (*Index, error) {
-	ptrs := ix.providers
+	ptrs, res := ix.providers, ix.res
 	if providers != nil {
+		res = &catalogIndex{} // inventories, usages or traits may differ
 		if len(providers) != len(ix.providers) {
 			return nil, models.E(models.Invalid, "providers", "%d providers, the index has %d", len(providers), len(ix.providers))
 		}
@@ -146,11 +182,12 @@ func (ix *Index) WithWorld(providers []models.Provider, aggregates []models.Aggr
 		}
 	}
 	nx := &Index{
-		providers: ptrs, provByID: ix.provByID, provByNm: ix.provByNm,
+		providers: ptrs, names: ix.names, provByID: ix.provByID, provByNm: ix.provByNm,
 		parent: ix.parent, root: ix.root, sharing: ix.sharing, hosts: ix.hosts,
 		children: ix.children, trees: ix.trees, treeKids: ix.treeKids, treePos: ix.treePos,
 		aggByID:   make(map[string]int32, len(aggregates)),
 		aggByName: make(map[string]int32, len(aggregates)),
+		res:       res,
 	}
 	reuse := func(agg *models.Aggregate) ([]int32, bool) {
 		if changed[agg.UUID] {
@@ -242,6 +279,9 @@ func (ix *Index) Len() int { return len(ix.providers) }
 // Provider returns provider i.
 func (ix *Index) Provider(i int) *models.Provider { return ix.providers[i] }
 
+// Name returns provider i's name.
+func (ix *Index) Name(i int) string { return ix.names[i] }
+
 // ProviderByUUID finds a provider's index by UUID.
 func (ix *Index) ProviderByUUID(u string) (int, bool) {
 	i, ok := ix.provByID[u]
@@ -279,7 +319,15 @@ func (ix *Index) Hosts() []int32 { return ix.hosts }
 
 // Descendants returns every provider below root i (not i itself), in
 // provider order. Do not modify.
-func (ix *Index) Descendants(root int) []int32 { return ix.children[int32(root)] }
+func (ix *Index) Descendants(root int) []int32 { return ix.kids(int32(root)) }
+
+// kids is Descendants over the tree slices, cheaper than the map.
+func (ix *Index) kids(root int32) []int32 {
+	if t := ix.treePos[root]; t >= 0 {
+		return ix.treeKids[t]
+	}
+	return nil
+}
 
 // NumAggregates is the number of aggregates.
 func (ix *Index) NumAggregates() int { return len(ix.aggs) }
@@ -319,9 +367,30 @@ func (ix *Index) InAggregate(i, a int) bool {
 
 // Anchors returns the roots a sharing provider serves: the roots of every
 // provider that shares an aggregate with it, plus the sharing provider
-// itself (Placement's anchors_for_sharing_providers). Computed on demand,
-// because a sharing provider in a large aggregate anchors thousands of trees.
+// itself (Placement's anchors_for_sharing_providers), sorted. Computed on
+// first use per sharing provider (every preview asks again), on demand for
+// other providers. Do not modify.
 func (ix *Index) Anchors(i int) []int {
+	if !ix.sharing.Has(i) {
+		return ix.computeAnchors(i)
+	}
+	ix.anchorMu.Lock()
+	a, ok := ix.anchors[int32(i)]
+	ix.anchorMu.Unlock()
+	if ok {
+		return a
+	}
+	a = ix.computeAnchors(i)
+	ix.anchorMu.Lock()
+	if ix.anchors == nil {
+		ix.anchors = map[int32][]int{}
+	}
+	ix.anchors[int32(i)] = a
+	ix.anchorMu.Unlock()
+	return a
+}
+
+func (ix *Index) computeAnchors(i int) []int {
 	seen := map[int32]bool{ix.root[i]: true}
 	out := []int{int(ix.root[i])}
 	for _, a := range ix.AggregatesOf(i) {
@@ -353,11 +422,29 @@ func (ix *Index) SharingFor(r int) []int {
 		}
 	}
 	visit(int32(r))
-	for _, c := range ix.children[int32(r)] {
+	for _, c := range ix.kids(int32(r)) {
 		visit(c)
 	}
 	sort.Ints(out)
 	return out
+}
+
+// scratch returns an empty set over the providers, from a pool: every
+// preview makes a dozen temporary sets of 100,000 bits, garbage the
+// collector would otherwise mark the whole heap for. Give it back with
+// release once nothing refers to it.
+func (ix *Index) scratch() Bitset {
+	if b, ok := ix.bitsets.Get().(*Bitset); ok {
+		clear(*b)
+		return *b
+	}
+	return NewBitset(len(ix.providers))
+}
+
+func (ix *Index) release(b Bitset) {
+	if len(b) == (len(ix.providers)+63)/64 {
+		ix.bitsets.Put(&b)
+	}
 }
 
 // Providers in aggregate set (the union of the given aggregates' members).

@@ -211,6 +211,7 @@ func cloneWorldForBlazar(w *models.World) *models.World {
 		Servers:      slices.Clone(w.Servers),
 		ServerGroups: slices.Clone(w.ServerGroups),
 		Settings:     w.Settings,
+		Consumers:    w.Consumers, // not translated, never changed
 	}
 	c.Settings.EnabledFilters = slices.Clone(w.Settings.EnabledFilters)
 	for i := range c.Aggregates {

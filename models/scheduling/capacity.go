@@ -28,6 +28,17 @@ type capacity struct {
 	err      string
 	// serves caches sharingServes for the unnumbered group (-1: unknown).
 	serves int8
+	// tables holds, per group and requested class, the class's table.
+	tables [][]placement.ClassTable
+	tree   []int // explain's scratch list of one tree's providers
+	// quick, when set, summarises a host whose children have no
+	// inventory of the classes asked from the index's fit sets: no traits
+	// asked, no sharing provider serving the request, nothing consumed
+	// yet. fit, below (roots with the class below them) and the texts are
+	// per group and class.
+	quick        bool
+	fit, below   [][]placement.Bitset
+	short, noInv [][]string
 }
 
 // anyCatalog takes every name as known: an unknown class or trait simply
@@ -64,9 +75,53 @@ func (s *Snapshot) newCapacity(req *Request, unnumbered placement.Terms, numbere
 	}
 	c := &capacity{ix: s.ix, q: placement.CandidateQuery{Groups: groups, GroupPolicy: policy, NestedAware: true, PerAnchor: true},
 		consumed: map[int]map[string]int64{}}
+	c.tables = make([][]placement.ClassTable, len(groups))
+	c.quick = true
+	c.fit = make([][]placement.Bitset, len(groups))
+	c.below = make([][]placement.Bitset, len(groups))
+	c.short = make([][]string, len(groups))
+	c.noInv = make([][]string, len(groups))
+	for gi, g := range groups {
+		c.tables[gi] = make([]placement.ClassTable, len(g.Resources))
+		c.fit[gi] = make([]placement.Bitset, len(g.Resources))
+		c.below[gi] = make([]placement.Bitset, len(g.Resources))
+		c.short[gi] = make([]string, len(g.Resources))
+		c.noInv[gi] = make([]string, len(g.Resources))
+		for k, a := range g.Resources {
+			c.tables[gi][k] = s.ix.Class(a.Class)
+			c.fit[gi][k] = s.ix.Fitting(a.Class, a.Amount)
+			c.below[gi][k] = s.ix.RootsWithClassBelow(a.Class)
+			c.short[gi][k] = capacityPrefix + a.Class + " short"
+			c.noInv[gi][k] = capacityPrefix + "no " + a.Class + " inventory"
+		}
+		if len(g.Required) > 0 || len(g.Forbidden) > 0 {
+			c.quick = false
+		}
+	}
 	c.evaluate()
+	for _, g := range groups {
+		if g.Suffix == "" && c.sharingServes(g) {
+			c.quick = false
+		}
+	}
 	return c
 }
+
+// aloneInTree reports whether no descendant of root p has an inventory
+// of a class the request asks for.
+func (c *capacity) aloneInTree(p int) bool {
+	for _, below := range c.below {
+		for _, b := range below {
+			if b.Has(p) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// capacityPrefix starts every capacity reason.
+const capacityPrefix = "no allocation candidate: "
 
 // evaluate computes which roots have a candidate, with what earlier
 // instances consumed.
@@ -147,26 +202,55 @@ func (c *capacity) take(p int) {
 	}
 }
 
+// extra is what earlier instances of the run took of class on provider q.
+func (c *capacity) extra(q int, class string) int64 {
+	if len(c.consumed) == 0 {
+		return 0
+	}
+	return c.consumed[q][class]
+}
+
 // reason says why root p has no candidate, and the shorter text a summary
 // groups hosts under.
-func (c *capacity) reason(p int) (text, summary string) { return c.explain(p, true) }
+func (c *capacity) reason(p int) (text, summary string) {
+	text, summary, _ = c.explain(p, true, nil)
+	return text, summary
+}
 
 // summary is reason's short form alone, cheaper for the many hosts a
-// trace's summary counts.
+// trace's summary counts. Only Run calls it (it reuses a scratch list);
+// reason stays safe to call from a finished trace.
 func (c *capacity) summary(p int) string {
-	_, s := c.explain(p, false)
+	if c.quick && c.err == "" && len(c.consumed) == 0 && c.aloneInTree(p) {
+		// explain's answer when only the root has what is asked, from
+		// bitsets.
+		for gi, fits := range c.fit {
+			for k, fit := range fits {
+				if fit.Has(p) {
+					continue
+				}
+				if _, _, has := c.tables[gi][k].Inventory(p); has {
+					return c.short[gi][k]
+				}
+				return c.noInv[gi][k]
+			}
+		}
+		return capacityPrefix + "resources do not fit together"
+	}
+	_, s, tree := c.explain(p, false, c.tree)
+	c.tree = tree
 	return s
 }
 
-func (c *capacity) explain(p int, wantText bool) (text, summary string) {
+// explain builds its list of p's tree in buf.
+func (c *capacity) explain(p int, wantText bool, buf []int) (text, summary string, tree []int) {
 	const prefix = "no allocation candidate: "
 	if c.err != "" {
-		return prefix + c.err, prefix + c.err
+		return prefix + c.err, prefix + c.err, buf
 	}
 	ix := c.ix
 	kids := ix.Descendants(p)
-	tree := make([]int, 0, 1+len(kids))
-	tree = append(tree, p)
+	tree = append(buf[:0], p)
 	for _, k := range kids {
 		tree = append(tree, int(k))
 	}
@@ -182,13 +266,13 @@ func (c *capacity) explain(p int, wantText bool) (text, summary string) {
 		}
 		return withShared
 	}
-	used := func(q int, rc string) int64 { return ix.Provider(q).Usages[rc] + c.consumed[q][rc] }
-	for _, g := range c.q.Groups {
+	for gi, g := range c.q.Groups {
+		tables := c.tables[gi]
 		pool := tree
 		label := ""
 		if g.Suffix != "" {
 			label = "group " + g.Suffix + ": "
-		} else if c.sharingServes(g) && c.needsShared(g, tree, used) {
+		} else if c.sharingServes(g) && c.needsShared(g, tables, tree) {
 			pool = shared()
 		}
 		for _, any := range g.Required {
@@ -202,22 +286,22 @@ func (c *capacity) explain(p int, wantText bool) (text, summary string) {
 			}
 			if !found {
 				t := strings.Join(any, " or ")
-				return fmt.Sprintf("%s%strait %s is required and no provider of the tree has it", prefix, label, t), prefix + "trait " + t + " missing"
+				return fmt.Sprintf("%s%strait %s is required and no provider of the tree has it", prefix, label, t), prefix + "trait " + t + " missing", tree
 			}
 		}
-		for _, a := range g.Resources {
+		for k, a := range g.Resources {
 			var best *placement.Shortfall
 			ok := false
 			for _, q := range pool {
-				pr := ix.Provider(q)
-				if _, has := pr.Inventories[a.Class]; !has {
+				inv, used, has := tables[k].Inventory(q)
+				if !has {
 					continue
 				}
-				sf := placement.CheckUsed(pr, a.Class, a.Amount, used(q, a.Class))
+				sf := placement.CheckInventory(inv, a.Class, a.Amount, used+c.extra(q, a.Class))
 				if !sf.Short {
 					forbidden := ""
 					for _, t := range g.Forbidden {
-						if pr.HasTrait(t) {
+						if ix.Provider(q).HasTrait(t) {
 							forbidden = t
 						}
 					}
@@ -237,20 +321,20 @@ func (c *capacity) explain(p int, wantText bool) (text, summary string) {
 			}
 			if best == nil {
 				return fmt.Sprintf("%s%sno provider of the tree, nor a sharing provider anchored to it, has %s inventory", prefix, label, a.Class),
-					prefix + "no " + a.Class + " inventory"
+					prefix + "no " + a.Class + " inventory", tree
 			}
 			if t, isForb := strings.CutPrefix(best.Reason, "forbidden "); isForb {
 				return fmt.Sprintf("%s%strait %s is forbidden and every provider with room for %s has it", prefix, label, t, a.Class),
-					prefix + "trait " + t + " forbidden"
+					prefix + "trait " + t + " forbidden", tree
 			}
 			if !wantText {
-				return "", prefix + a.Class + " short"
+				return "", prefix + a.Class + " short", tree
 			}
-			return prefix + label + best.String(), prefix + a.Class + " short"
+			return prefix + label + best.String(), prefix + a.Class + " short", tree
 		}
 	}
 	return prefix + "each class fits on its own, but not all together (one provider per numbered group, group policy, or the total over groups)",
-		prefix + "resources do not fit together"
+		prefix + "resources do not fit together", tree
 }
 
 // sharingServes reports whether some sharing provider has inventory of a
@@ -264,11 +348,9 @@ func (c *capacity) sharingServes(g placement.Group) bool {
 		return false
 	}
 	for _, a := range g.Resources {
-		for _, p := range c.ix.ProvidersWithClass(a.Class) {
-			if c.ix.IsSharing(int(p)) {
-				c.serves = 1
-				return true
-			}
+		if len(c.ix.SharingWithClass(a.Class)) > 0 {
+			c.serves = 1
+			return true
 		}
 	}
 	return false
@@ -277,11 +359,12 @@ func (c *capacity) sharingServes(g placement.Group) bool {
 // needsShared reports whether the tree alone lacks a requested class or
 // trait of the unnumbered group, so that sharing providers matter to the
 // explanation.
-func (c *capacity) needsShared(g placement.Group, tree []int, used func(int, string) int64) bool {
-	for _, a := range g.Resources {
+func (c *capacity) needsShared(g placement.Group, tables []placement.ClassTable, tree []int) bool {
+	for k, a := range g.Resources {
 		ok := false
 		for _, q := range tree {
-			if !placement.CheckUsed(c.ix.Provider(q), a.Class, a.Amount, used(q, a.Class)).Short {
+			inv, used, has := tables[k].Inventory(q)
+			if has && !placement.CheckInventory(inv, a.Class, a.Amount, used+c.extra(q, a.Class)).Short {
 				ok = true
 				break
 			}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"corral/models"
+	"corral/models/cloudgen"
+	"corral/models/placement"
 )
 
 // capacityWorld is the seed topology with inventories: VCPU and memory on
@@ -129,5 +131,51 @@ func TestFlavorGroupsAndValidation(t *testing.T) {
 	}
 	if ps := ValidateExtraSpecs(map[string]string{"resources:VCPU": "0", "resources1:CUSTOM_FPGA": "2", "trait1:CUSTOM_X": "required"}); HasErrors(ps) {
 		t.Errorf("valid specs refused: %+v", ps)
+	}
+}
+
+// TestCapacityQuickSummary: the summary read from fit sets for a host
+// whose children have nothing asked for is the one explain gives, for every host and flavor of
+// a generated cloud (hosts full, empty and in between; flavors asking for
+// no resources, one class missing, more than any host has).
+func TestCapacityQuickSummary(t *testing.T) {
+	w := cloudgen.Generate(cloudgen.Small())
+	for i := range w.Providers {
+		if p := &w.Providers[i]; p.ParentUUID != nil && i%3 == 1 {
+			// Some trees hold memory below the root: explain alone.
+			p.Inventories = map[string]models.Inventory{"MEMORY_MB": {Total: 400000, AllocationRatio: 1}}
+		}
+	}
+	w.Flavors = append(w.Flavors,
+		models.Flavor{Name: "huge", VCPUs: 100000, RAMMB: 512, DiskGB: 1},
+		models.Flavor{Name: "gpu-class", VCPUs: 1, RAMMB: 512, ExtraSpecs: map[string]string{"resources:CUSTOM_GPU": "1"}},
+		models.Flavor{Name: "fat-disk", VCPUs: 1, RAMMB: 512, DiskGB: 1999},
+		models.Flavor{Name: "more-memory-than-a-root", VCPUs: 100000, RAMMB: 300000, DiskGB: 1},
+		models.Flavor{Name: "two-groups", VCPUs: 1, RAMMB: 512, ExtraSpecs: map[string]string{"resources1:VCPU": "200", "group_policy": "none"}})
+	w.Providers = append(w.Providers, models.Provider{UUID: "bare-host", Name: "bare"})
+	s, err := NewSnapshot(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	summaries := map[string]bool{}
+	for fi := range w.Flavors {
+		c := s.newCapacity(&Request{Flavor: &w.Flavors[fi]}, placement.Terms{}, nil)
+		if c == nil || !c.quick {
+			continue // no resources, or traits: explain alone
+		}
+		for _, h := range s.ix.Hosts() {
+			p := int(h)
+			if c.fitsHost(p) {
+				continue
+			}
+			_, want, _ := c.explain(p, false, nil)
+			if got := c.summary(p); got != want {
+				t.Fatalf("flavor %s, host %s: summary %q, explain says %q", w.Flavors[fi].Name, s.ix.Name(p), got, want)
+			}
+			summaries[want] = true
+		}
+	}
+	if len(summaries) < 3 {
+		t.Fatalf("only %v: the test should see short, missing and ill-fitting hosts", summaries)
 	}
 }

@@ -304,6 +304,9 @@ func (s *Snapshot) requestTerms(spec *RequestSpec) (rv *resolved, terms placemen
 	if err != nil {
 		return nil, placement.Terms{}, false, err
 	}
+	if rv.refused != nil {
+		return rv, placement.Terms{}, true, nil
+	}
 	rf := s.runRequestFilters(&rv.req)
 	if rf.failure != "" {
 		return rv, placement.Terms{}, true, nil
@@ -870,9 +873,14 @@ func factoredImpact(m *Impact, projects, flavors, zones []string, lx, dx *impact
 					c.Error = errMessage(err)
 					continue
 				}
-				if zi < 0 && same(lp[i].bits, dp[i].bits) && same(lf[fj].bits, df[fj].bits) {
+				// Project and flavor meet only here: a private flavor is
+				// no flavor at all for a project off its access list.
+				livePrivate, draftPrivate := privateTo(lx.s, flavors[fj], projects[i]), privateTo(dx.s, flavors[fj], projects[i])
+				if zi < 0 && livePrivate == draftPrivate && same(lp[i].bits, dp[i].bits) && same(lf[fj].bits, df[fj].bits) {
 					// Neither part changed: the pair keeps its hosts.
-					c.Live = andCount(lp[i].bits, lf[fj].bits)
+					if !livePrivate {
+						c.Live = andCount(lp[i].bits, lf[fj].bits)
+					}
 					c.Draft = c.Live
 					continue
 				}
@@ -880,6 +888,12 @@ func factoredImpact(m *Impact, projects, flavors, zones []string, lx, dx *impact
 				l.And(lf[fj].bits)
 				copy(d, dp[i].bits)
 				d.And(df[fj].bits)
+				if livePrivate {
+					clear(l)
+				}
+				if draftPrivate {
+					clear(d)
+				}
 				if zi >= 0 {
 					// A host moved between zones counts in each zone it
 					// is in, on the side where it is there.
@@ -929,6 +943,13 @@ func appendNames(names []string, word uint64, w int, all []string) []string {
 	return names
 }
 
+// privateTo says whether flavor is private and project not on its access
+// list, so that Nova refuses the pair before scheduling.
+func privateTo(s *Snapshot, flavor, project string) bool {
+	f, ok := s.Flavor(flavor)
+	return ok && project != "" && !f.UsableBy(project)
+}
+
 // inZone keeps the hosts of set whose zone is z.
 func inZone(set placement.Bitset, zones []string, z string) {
 	set.Each(func(i int) {
@@ -946,6 +967,9 @@ func exactImpact(m *Impact, projects []string, lx, dx *impactIndex) {
 			c := &m.Cells[i][j]
 			p := projects[i]
 			jobs = append(jobs, func() {
+				if privateTo(lx.s, c.Flavor, p) && privateTo(dx.s, c.Flavor, p) {
+					return // refused by Nova on both sides: no host, as factored
+				}
 				spec := &RequestSpec{ProjectID: p, Flavor: FlavorRef{Name: c.Flavor}, NumInstances: 1, Limit: 1}
 				if c.Zone != "" {
 					spec.AvailabilityZone = c.Zone

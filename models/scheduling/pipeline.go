@@ -69,6 +69,7 @@ type run struct {
 	rv       *resolved
 	rf       requestFilterOutcome
 	res      *placement.Result            // unnumbered group; nil on failure
+	memberOf []string                     // the unnumbered group's member_of values
 	groups   map[string]*placement.Result // numbered groups
 	suffixes []string
 	// capacity is the allocation-candidate check; nil when the request
@@ -114,6 +115,20 @@ func (s *Snapshot) Run(spec *RequestSpec) (*Trace, error) {
 	return s.runInSlot(spec)
 }
 
+// RunJSON is Run followed by the trace's encoding (AppendJSON onto dst),
+// in the same run slot: encoding a large trace is CPU work as well, and
+// done outside the slots it competes with the runs they admit, which
+// lengthens the tail under load.
+func (s *Snapshot) RunJSON(spec *RequestSpec, dst []byte) ([]byte, error) {
+	runSlots <- struct{}{}
+	defer func() { <-runSlots }()
+	tr, err := s.runInSlot(spec)
+	if err != nil {
+		return nil, err
+	}
+	return tr.AppendJSON(dst)
+}
+
 // runInSlot is Run for a caller already holding a run slot.
 func (s *Snapshot) runInSlot(spec *RequestSpec) (*Trace, error) {
 	if spec == nil {
@@ -126,11 +141,15 @@ func (s *Snapshot) runInSlot(spec *RequestSpec) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
+	if rv.refused != nil {
+		return nil, rv.refused
+	}
 	r := &run{s: s, rv: rv, rf: s.runRequestFilters(&rv.req), groups: map[string]*placement.Result{}, req: rv.req, failedRound: -1}
 	r.req.tenantTexts = newTenantTexts(r.req.ProjectID)
 	unnumbered := r.rf.terms.And(rv.user)
+	r.memberOf = unnumbered.Values()
 	tr := &Trace{
-		PlacementQuery: placementQuery(rv.req.Flavor, unnumbered, rv.groups),
+		PlacementQuery: placementQuery(rv.req.Flavor, r.memberOf, rv.groups),
 		RequestFilters: r.rf.steps,
 		Providers:      []ProviderEntry{},
 		Hosts:          []HostEntry{},
@@ -179,17 +198,30 @@ func (s *Snapshot) runInSlot(spec *RequestSpec) (*Trace, error) {
 		named   bool         // the text may contain a host's name
 		group   *ReasonGroup // made on first use
 	}
+	var capGroup *ReasonGroup // the last capacity reason's group
+	var capText string
 	// Round 0, where nearly every exclusion happens, is indexed directly.
 	first := make([]*cachedReason, len(r.verdicts))
 	later := map[verdictRound]*cachedReason{}
-	reasons.reserve(min(len(r.verdicts), 4096))
+	failing := 0 // only failed verdicts make reason groups
+	for _, v := range r.verdicts {
+		if !v.Passed {
+			failing++
+		}
+	}
+	reasons.reserve(min(failing, 4096))
 	for i, hr := range r.results {
 		if hr.stage < 0 {
 			continue
 		}
+		stageCounts[hr.stage].HostsExcluded++
+		if hr.stage == 0 && (r.res == nil || hr.detail == -1) {
+			// Counted with the providers: the common case, read nothing
+			// more of the host.
+			continue
+		}
 		name := s.hosts[i].Provider.Name
 		stage := stageCounts[hr.stage].Stage
-		stageCounts[hr.stage].HostsExcluded++
 		switch {
 		case hr.stage > 0:
 			stageCounts[hr.stage].Excluded++
@@ -222,7 +254,12 @@ func (s *Snapshot) runInSlot(spec *RequestSpec) (*Trace, error) {
 			// The provider list does not count numbered-group failures.
 			reasons.add(stage, groupReasons[hr.detail], name)
 		case r.res != nil && hr.detail == capacityDetail:
-			reasons.add(stage, r.inRound(r.capacity.summary(int(s.ix.Hosts()[i])), r.roundOf(int32(i))), name)
+			text := r.inRound(r.capacity.summary(int(s.ix.Hosts()[i])), r.roundOf(int32(i)))
+			if capGroup == nil || text != capText {
+				// Hosts in a row often lack the same class.
+				capGroup, capText = reasons.group(stage, text), text
+			}
+			capGroup.note(name)
 		}
 	}
 	tr.Groups = r.groupVerdicts()
@@ -325,7 +362,7 @@ func (r *run) providers(tr *Trace, limit int, reasons *reasonCounter) {
 			return false
 		}
 		pr := ix.Provider(p)
-		tr.Providers = append(tr.Providers, ProviderEntry{UUID: pr.UUID, Name: pr.Name, Root: ix.Provider(ix.Root(p)).Name,
+		tr.Providers = append(tr.Providers, ProviderEntry{UUID: pr.UUID, Name: pr.Name, Root: ix.Name(ix.Root(p)),
 			Excluded: excluded, Stage: stage, Reason: reason, Via: via})
 		return true
 	}
@@ -334,7 +371,7 @@ func (r *run) providers(tr *Trace, limit int, reasons *reasonCounter) {
 		sum.ProvidersExcluded = n
 		g := ReasonGroup{Stage: r.rf.failStage, Reason: r.rf.failure, Count: n, Examples: []string{}}
 		for p := 0; p < n && p < maxExamples; p++ {
-			g.Examples = append(g.Examples, ix.Provider(p).Name)
+			g.Examples = append(g.Examples, ix.Name(p))
 		}
 		if n > 0 {
 			reasons.addGroup(g)
@@ -351,7 +388,7 @@ func (r *run) providers(tr *Trace, limit int, reasons *reasonCounter) {
 		rg := ReasonGroup{Stage: StagePlacement, Reason: r.res.GroupReason(g.First, g.Exclusion), Count: g.Count,
 			Examples: make([]string, len(g.Examples))}
 		for i, p := range g.Examples {
-			rg.Examples[i] = ix.Provider(p).Name
+			rg.Examples[i] = ix.Name(p)
 		}
 		reasons.addGroup(rg)
 	}
@@ -381,7 +418,9 @@ func (r *run) plan() {
 	s := r.s
 	var flavorViews *hostViews
 	need := 8 // verdicts: at most one per view, plus a few per host
-	defer func() { r.verdicts = make([]Verdict, 0, need) }()
+	// Most views are never judged when placement leaves few hosts: start
+	// small, grow as verdicts come.
+	defer func() { r.verdicts = make([]Verdict, 0, min(need, 1024)) }()
 	for _, f := range r.rv.filters {
 		st := stagePlan{f: f, name: f.Name(), scope: scopeOf(f), shared: -1}
 		switch st.scope {
@@ -475,7 +514,7 @@ func (r *run) judge(si int, i int32) int32 {
 func (r *run) firstRound() []int32 {
 	n := len(r.s.hosts)
 	r.results = make([]hostResult, n)
-	alive := make([]int32, 0, n)
+	var alive []int32 // often a few hosts of tens of thousands
 	hostIdx := r.s.ix.Hosts()
 	for i := range int32(n) {
 		hr := r.firstFailure(i, int(hostIdx[i]))
@@ -901,14 +940,18 @@ func (r *run) hostEntry(i int32, passed bool) HostEntry {
 		round = r.weighedOf(i)
 	}
 	req := r.reqAt(round)
-	e := HostEntry{UUID: h.Provider.UUID, Name: h.Provider.Name, Passed: passed, Checks: []Check{}}
+	e := HostEntry{UUID: h.Provider.UUID, Name: h.Provider.Name, Passed: passed, Checks: make([]Check, 0, 1+len(r.stages)+len(r.weighers))}
 	yes, no := true, false
+	reason := "" // built once for the placement check and the entry
+	if !passed || r.res != nil && hr.stage == 0 {
+		reason = r.reason(i)
+	}
 	if r.res == nil {
 		e.Checks = append(e.Checks, Check{Stage: r.rf.failStage, Passed: &no, Reason: r.rf.failure})
 	} else if hr.stage != 0 {
 		e.Checks = append(e.Checks, Check{Stage: StagePlacement, Passed: &yes})
 	} else {
-		e.Checks = append(e.Checks, Check{Stage: StagePlacement, Passed: &no, Reason: r.reason(i)})
+		e.Checks = append(e.Checks, Check{Stage: StagePlacement, Passed: &no, Reason: reason})
 	}
 	for si, st := range r.stages {
 		var v Verdict
@@ -942,7 +985,7 @@ func (r *run) hostEntry(i int32, passed bool) HostEntry {
 		e.Weight = &total
 	} else {
 		e.Stage = r.stageName(hr.stage)
-		e.Reason = r.reason(i)
+		e.Reason = reason
 	}
 	return e
 }
@@ -982,10 +1025,12 @@ func (r *run) groupVerdicts() []GroupVerdict {
 	if r.res == nil {
 		return nil
 	}
-	byGroup := map[int32]int{}
+	// Placement details are -2 (capacity), -1 (unnumbered) or a
+	// numbered group's position: counted at detail+2.
+	byGroup := make([]int, len(r.suffixes)+2)
 	for _, hr := range r.results {
 		if hr.stage == 0 {
-			byGroup[hr.detail]++
+			byGroup[hr.detail+2]++
 		}
 	}
 	var capGroups map[string]placement.Group
@@ -995,14 +1040,14 @@ func (r *run) groupVerdicts() []GroupVerdict {
 			capGroups[g.Suffix] = g
 		}
 	}
-	un := GroupVerdict{Suffix: "", MemberOf: r.res.Terms.Values(), HostsExcluded: byGroup[-1] + byGroup[capacityDetail]}
+	un := GroupVerdict{Suffix: "", MemberOf: r.memberOf, HostsExcluded: byGroup[-1+2] + byGroup[capacityDetail+2]}
 	if g, ok := capGroups[""]; ok {
 		un.Resources, un.Required = resourcesText(g), requiredText(g)
 	}
 	out := []GroupVerdict{un}
 	seen := map[string]bool{"": true}
 	for gi, k := range r.suffixes {
-		v := GroupVerdict{Suffix: k, MemberOf: r.groups[k].Terms.Values(), HostsExcluded: byGroup[int32(gi)]}
+		v := GroupVerdict{Suffix: k, MemberOf: r.groups[k].Terms.Values(), HostsExcluded: byGroup[gi+2]}
 		if g, ok := capGroups[k]; ok {
 			v.Resources, v.Required = resourcesText(g), requiredText(g)
 		}

@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,7 +56,7 @@ func (s *Snapshot) runRequestFilters(r *Request) requestFilterOutcome {
 		out.terms = out.terms.And(t)
 		return "member_of=" + t.Values()[0]
 	}
-	forbidden := map[int32]bool{}
+	var forbidden []int32 // sorted and deduplicated at the end
 
 	// require_tenant_aggregate
 	step := RequestFilterStep{Name: RequestFilterTenant}
@@ -125,17 +126,11 @@ func (s *Snapshot) runRequestFilters(r *Request) requestFilterOutcome {
 		if explicit != "" {
 			notes = append(notes, fmt.Sprintf("flavor key %s names a reservation, so no %s aggregate is forbidden", explicit, p))
 		} else {
-			aggs := s.aggregatesWithKeyPrefix(p)
-			for _, a := range aggs {
-				forbidden[a] = true
-			}
-			if len(aggs) > 0 {
-				notes = append(notes, fmt.Sprintf("the flavor has no %s key, so %s are forbidden", p, s.aggNames(aggs)))
-			} else {
-				notes = append(notes, fmt.Sprintf("no aggregate carries a %s key", p))
-			}
-			if len(aggs) > 0 {
-				step.Effect = joinEffect(step.Effect, "member_of="+placement.Terms{Forbidden: s.uuids(aggs)}.Values()[0])
+			aggs, note, effect := s.forbiddenByPrefix(p)
+			forbidden = append(forbidden, aggs...)
+			notes = append(notes, note)
+			if effect != "" {
+				step.Effect = joinEffect(step.Effect, effect)
 			}
 		}
 	}
@@ -159,9 +154,7 @@ func (s *Snapshot) runRequestFilters(r *Request) requestFilterOutcome {
 				}
 			}
 		}
-		for _, a := range aggs {
-			forbidden[a] = true
-		}
+		forbidden = append(forbidden, aggs...)
 		if len(aggs) > 0 {
 			step.Effect = "member_of=" + placement.Terms{Forbidden: s.uuids(aggs)}.Values()[0]
 			step.Detail = fmt.Sprintf("the flavor does not require every trait:<T>=required of %s", s.aggNames(aggs))
@@ -172,12 +165,8 @@ func (s *Snapshot) runRequestFilters(r *Request) requestFilterOutcome {
 	out.steps = append(out.steps, step)
 
 	if len(forbidden) > 0 {
-		aggs := make([]int32, 0, len(forbidden))
-		for a := range forbidden {
-			aggs = append(aggs, a)
-		}
-		sort.Slice(aggs, func(i, j int) bool { return aggs[i] < aggs[j] })
-		out.terms = out.terms.And(placement.Terms{Forbidden: s.uuids(aggs)})
+		slices.Sort(forbidden)
+		out.terms = out.terms.And(placement.Terms{Forbidden: s.uuids(slices.Compact(forbidden))})
 	}
 	return out
 }
@@ -210,6 +199,33 @@ const prefixCacheSize = 16
 
 // aggregatesWithKeyPrefix lists, in order, the aggregates with a metadata
 // key starting with prefix. Do not modify the answer.
+// forbiddenByPrefix is the reservation filter's default: the aggregates
+// with a key starting with prefix, the note saying so and the member_of
+// effect, the same for every request on the snapshot (kept beside the
+// aggregates: hundreds of them make the texts costly).
+func (s *Snapshot) forbiddenByPrefix(prefix string) (aggs []int32, note, effect string) {
+	s.prefixAggs.mu.Lock()
+	t, ok := s.prefixAggs.texts[prefix]
+	s.prefixAggs.mu.Unlock()
+	aggs = s.aggregatesWithKeyPrefix(prefix)
+	if ok {
+		return aggs, t[0], t[1]
+	}
+	if len(aggs) > 0 {
+		note = fmt.Sprintf("the flavor has no %s key, so %s are forbidden", prefix, s.aggNames(aggs))
+		effect = "member_of=" + placement.Terms{Forbidden: s.uuids(aggs)}.Values()[0]
+	} else {
+		note = fmt.Sprintf("no aggregate carries a %s key", prefix)
+	}
+	s.prefixAggs.mu.Lock()
+	if s.prefixAggs.texts == nil || len(s.prefixAggs.texts) >= prefixCacheSize {
+		s.prefixAggs.texts = map[string][2]string{}
+	}
+	s.prefixAggs.texts[prefix] = [2]string{note, effect}
+	s.prefixAggs.mu.Unlock()
+	return aggs, note, effect
+}
+
 func (s *Snapshot) aggregatesWithKeyPrefix(prefix string) []int32 {
 	s.prefixAggs.mu.Lock()
 	aggs, ok := s.prefixAggs.m[prefix]
@@ -274,7 +290,7 @@ func (s *Snapshot) aggNames(aggs []int32) string {
 // /allocation_candidates: the flavor's resources and required traits, and
 // the member_of terms, parameters sorted as nova's to_querystring sorts
 // them. It is shown unescaped so that a person can read it.
-func placementQuery(f *models.Flavor, unnumbered placement.Terms, groups map[string]placement.Terms) string {
+func placementQuery(f *models.Flavor, unnumbered []string, groups map[string]placement.Terms) string {
 	type kv struct{ k, v string }
 	var params []kv
 	res := map[string]int{}
@@ -323,7 +339,7 @@ func placementQuery(f *models.Flavor, unnumbered placement.Terms, groups map[str
 		}
 		params = append(params, kv{"required", strings.Join(req, ",")})
 	}
-	for _, v := range unnumbered.Values() {
+	for _, v := range unnumbered {
 		params = append(params, kv{"member_of", v})
 	}
 	for _, suffix := range sortedKeys(groups) {

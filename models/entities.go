@@ -1,6 +1,9 @@
 package models
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // The entities below are plain structs. Their gorm tags describe the columns
 // models/store reads and writes (its SQL migrations create the tables);
@@ -101,9 +104,20 @@ type Flavor struct {
 	RAMMB      int               `json:"ram_mb"`
 	DiskGB     int               `json:"disk_gb"`
 	ExtraSpecs map[string]string `gorm:"serializer:json" json:"extra_specs"`
-	Generation int64             `gorm:"not null;default:0" json:"generation"`
-	CreatedAt  time.Time         `json:"created_at"`
-	UpdatedAt  time.Time         `json:"updated_at"`
+	// Private flavors are usable only by the projects in Projects (Nova's
+	// os-flavor-access); public ones by every project.
+	Private    bool      `gorm:"not null;default:false" json:"private,omitempty"`
+	Projects   []string  `gorm:"serializer:json" json:"projects,omitempty"`
+	Generation int64     `gorm:"not null;default:0" json:"generation"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+// UsableBy says whether project may boot this flavor, as Nova decides it
+// for a project that is not admin: public flavors, and private ones whose
+// access list names the project.
+func (f *Flavor) UsableBy(project string) bool {
+	return !f.Private || slices.Contains(f.Projects, project)
 }
 
 // Server is an instance: just enough to hold group members and count per host.

@@ -82,6 +82,8 @@ const (
 	FieldRAMMB                          // flavors
 	FieldDiskGB                         // flavors
 	FieldExtraSpecs                     // flavors
+	FieldPrivate                        // flavors
+	FieldProjects                       // flavors: the access list
 	FieldName                           // servers, server groups
 	FieldProjectID                      // servers, server groups
 	FieldUserID                         // servers, server groups

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -73,6 +74,8 @@ type (
 		RAMMB      *int              `json:"ram_mb"`
 		DiskGB     *int              `json:"disk_gb"`
 		ExtraSpecs map[string]string `json:"extra_specs"`
+		Private    *bool             `json:"private,omitempty"`
+		Projects   []string          `json:"projects,omitempty"`
 	}
 	serverDoc struct {
 		UUID      string  `json:"uuid"`
@@ -453,7 +456,28 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 		if specs == nil {
 			specs = map[string]string{}
 		}
-		w.Flavors = append(w.Flavors, Flavor{ID: id, Name: d.Name, VCPUs: vcpus, RAMMB: ram, DiskGB: disk, ExtraSpecs: specs})
+		// An access list comes with "private": true, in a merge too.
+		if len(d.Projects) > 0 && (d.Private == nil || !*d.Private) {
+			return nil, E(Invalid, p+".projects", "only a private flavor has an access list")
+		}
+		if d.Private != nil {
+			given.Flavors[i] |= FieldPrivate
+		}
+		if d.Projects != nil {
+			given.Flavors[i] |= FieldProjects
+		}
+		projects := map[string]bool{}
+		for k, pr := range d.Projects {
+			if pr == "" || len(pr) > 255 {
+				return nil, E(Invalid, fmt.Sprintf("%s.projects[%d]", p, k), "a project id is 1-255 characters")
+			}
+			if projects[pr] {
+				return nil, E(Invalid, fmt.Sprintf("%s.projects[%d]", p, k), "project %q is listed twice", pr)
+			}
+			projects[pr] = true
+		}
+		w.Flavors = append(w.Flavors, Flavor{ID: id, Name: d.Name, VCPUs: vcpus, RAMMB: ram, DiskGB: disk, ExtraSpecs: specs,
+			Private: d.Private != nil && *d.Private, Projects: slices.Clone(d.Projects)})
 	}
 
 	servers := newRefIndex(len(doc.Servers))
@@ -684,7 +708,12 @@ func EncodeWorld(w io.Writer, world *World) error {
 		if specs == nil {
 			specs = map[string]string{}
 		}
-		doc.Flavors = append(doc.Flavors, flavorDoc{ID: f.ID, Name: f.Name, VCPUs: &f.VCPUs, RAMMB: &f.RAMMB, DiskGB: &f.DiskGB, ExtraSpecs: specs})
+		var private *bool
+		if f.Private {
+			private = &f.Private
+		}
+		doc.Flavors = append(doc.Flavors, flavorDoc{ID: f.ID, Name: f.Name, VCPUs: &f.VCPUs, RAMMB: &f.RAMMB, DiskGB: &f.DiskGB, ExtraSpecs: specs,
+			Private: private, Projects: f.Projects})
 	}
 	for _, s := range world.Servers {
 		var user *string

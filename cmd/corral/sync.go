@@ -91,8 +91,8 @@ func printSync(w io.Writer, res *cloud.SyncResult, dryRun bool) {
 	if dryRun {
 		verb = "read (dry run, nothing stored)"
 	}
-	fmt.Fprintf(w, "%s in %s: %d requests; providers %d read, %d unchanged; compute %s, placement %s\n",
-		verb, s.Duration.Round(time.Millisecond), s.Requests, s.ProvidersRead, s.ProvidersReused, s.ComputeVersion, s.PlacementVersion)
+	fmt.Fprintf(w, "%s in %s: %d requests; providers %d read, %d unchanged; consumers %d read, %d unchanged; compute %s, placement %s\n",
+		verb, s.Duration.Round(time.Millisecond), s.Requests, s.ProvidersRead, s.ProvidersReused, s.ConsumersRead, s.ConsumersReused, s.ComputeVersion, s.PlacementVersion)
 	c := res.Counts
 	fmt.Fprintf(w, "cloud: %d providers, %d aggregates, %d flavors, %d servers, %d server groups\n",
 		c["providers"], c["aggregates"], c["flavors"], c["servers"], c["server_groups"])

@@ -107,7 +107,11 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	hc := http.Client{Timeout: 60 * time.Second}
+	// Parallel reads keep their connections: the default transport keeps
+	// two idle per host and would open a new one for most requests.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 64
+	hc := http.Client{Timeout: 60 * time.Second, Transport: tr}
 	if o.HTTPClient != nil {
 		hc = *o.HTTPClient
 	}
@@ -117,15 +121,16 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 		if err != nil {
 			return nil, models.E(models.Invalid, "os-cloud", "clouds.yaml: %v", err)
 		}
-		if tlsConf != nil {
-			tr := http.DefaultTransport.(*http.Transport).Clone()
+		if tlsConf != nil && o.HTTPClient == nil {
 			tr.TLSClientConfig = tlsConf
-			hc.Transport = tr
 		}
 		hc.Transport = &countingTransport{next: hc.Transport, n: &c.requests}
 		ao.AllowReauth = ao.Password != "" || ao.ApplicationCredentialSecret != ""
 		pc, err := config.NewProviderClient(ctx, ao, config.WithHTTPClient(hc))
 		if err != nil {
+			if why := tlsProblem(err); why != "" {
+				return nil, fmt.Errorf("keystone %s of cloud %s: %s", ao.IdentityEndpoint, o.Cloud, why)
+			}
 			return nil, fmt.Errorf("keystone %s refused the credentials of cloud %s: %s", ao.IdentityEndpoint, o.Cloud, answerOf(err))
 		}
 		if c.Compute, err = openstack.NewComputeV2(pc, eo); err != nil {
@@ -180,6 +185,8 @@ func cloudOptions(name string, getenv func(string) string) []clouds.ParseOption 
 	if v := getenv("OS_INSECURE"); v != "" {
 		b, _ := strconv.ParseBool(v)
 		opts = append(opts, clouds.WithInsecure(b))
+	} else if cloudsYAMLInsecure(name, getenv) {
+		opts = append(opts, clouds.WithInsecure(true))
 	}
 	return opts
 }
@@ -332,6 +339,9 @@ func answerParts(err error) (string, string) {
 	var ue gophercloud.ErrUnexpectedResponseCode
 	if errors.As(err, &ue) {
 		return fmt.Sprintf("%d %s", ue.Actual, http.StatusText(ue.Actual)), faultMessage(ue.Body)
+	}
+	if why := tlsProblem(err); why != "" {
+		return "nothing", why
 	}
 	var ne interface{ Timeout() bool }
 	if errors.As(err, &ne) && ne.Timeout() {

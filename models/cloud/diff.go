@@ -156,6 +156,9 @@ func objects(kind string, w *models.World, names map[string]string) map[string]o
 			for k, v := range fl.ExtraSpecs {
 				f["extra_specs."+k] = v
 			}
+			if fl.Private {
+				f["access"] = "private: " + strings.Join(sorted(fl.Projects), ",")
+			}
 			out[fl.ID] = object{fl.Name, f}
 		}
 	case "server":

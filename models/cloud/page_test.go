@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,7 +58,9 @@ func (b *browser) post(path, from string, form url.Values) *goquery.Document {
 // "Sync now", and shows what changed and where Nova and Placement disagree.
 func TestCloudPage(t *testing.T) {
 	c := cloudtest.Shared(t)
-	build(t, c, "page-")
+	f := build(t, c, "page-")
+	// cn1 is in Nova's aggA; take its provider out of Placement's copy.
+	f.placementAggregates(t, f.cn1, []string{}...)
 	app := webtest.Start(t)
 	app.Env.Cloud = &cloud.Syncer{Store: app.Store, Options: cloud.Options{ComputeURL: c.ComputeURL, PlacementURL: c.PlacementURL, Token: cloudtest.Token}}
 	jar, _ := cookiejar.New(nil)
@@ -82,6 +85,52 @@ func TestCloudPage(t *testing.T) {
 	if !strings.Contains(dis, "page-cn2") || !strings.Contains(dis, "member_of sees it") {
 		t.Errorf("disagreement warning: %q", dis)
 	}
+	// The aggregate list and pages warn of both kinds of disagreement.
+	var row *goquery.Selection
+	b.get("/aggregates?q=page-agg").Find(`[data-testid="aggregate-row"]`).Each(func(_ int, r *goquery.Selection) {
+		if r.Find(`[data-testid="aggregate-name"]`).Text() == "page-aggA" {
+			row = r
+		} else if r.Find(`[data-testid="aggregate-disagreement"]`).Length() != 0 {
+			t.Errorf("aggregate %s listed with a disagreement", r.Find(`[data-testid="aggregate-name"]`).Text())
+		}
+	})
+	if row == nil {
+		t.Fatal("page-aggA not listed")
+	}
+	if w := row.Find(`[data-testid="aggregate-disagreement"]`).Text(); !strings.Contains(w, "disagree on 2 hosts") {
+		t.Errorf("list warning for page-aggA: %q", w)
+	}
+	items := b.get("/aggregates/" + f.aggA).Find(`[data-testid="aggregate-disagreements"] [data-testid="aggregate-disagreement-item"]`)
+	var texts []string
+	items.Each(func(_ int, li *goquery.Selection) { texts = append(texts, li.Text()) })
+	all := strings.Join(texts, "\n")
+	if items.Length() != 2 ||
+		!strings.Contains(all, "host page-cn1 is in nova aggregate page-aggA but its provider page-cn1 is not in placement aggregate "+f.aggA+": member_of will not see it") ||
+		!strings.Contains(all, "provider page-cn2 is in placement aggregate "+f.aggA+" but host page-cn2 is not in nova aggregate page-aggA: member_of sees it") {
+		t.Errorf("aggregate page warnings:\n%s", all)
+	}
+	if b.get("/aggregates/"+f.aggB).Find(`[data-testid="aggregate-disagreements"]`).Length() != 0 {
+		t.Error("page-aggB, where Nova and Placement agree, warns")
+	}
+
+	// The flavor pages show the private flavor's access list.
+	fdoc := b.get("/flavors/" + f.flavorPv)
+	if got := fdoc.Find(`[data-testid="flavor-access-project"]`).Text(); got != "p1" {
+		t.Errorf("private flavor access shown as %q", got)
+	}
+	if b.get("/flavors/"+f.flavorPublic).Find(`[data-testid="flavor-access"]`).Length() != 0 {
+		t.Error("a public flavor shows an access list")
+	}
+	var privateRows []string
+	b.get("/flavors?q=page-").Find(`[data-testid="flavor-row"]`).Each(func(_ int, r *goquery.Selection) {
+		if r.Find(`[data-testid="flavor-private"]`).Length() == 1 {
+			privateRows = append(privateRows, r.Find(`[data-testid="flavor-name"]`).Text())
+		}
+	})
+	if !slices.Equal(privateRows, []string{"page-private"}) {
+		t.Errorf("flavors marked private: %v", privateRows)
+	}
+
 	// The live query page warns that member_of sees Placement's copy.
 	if w := b.get("/query").Find(`[data-testid="preview-cloud-warning"]`).Text(); !strings.Contains(w, "page-cn2") {
 		t.Errorf("query page warning: %q", w)
@@ -117,8 +166,12 @@ func TestCloudPage(t *testing.T) {
 		t.Errorf("after the rollout nova says %v", agg.Aggregate.Metadata)
 	}
 
-	// The standalone console says it is standalone.
+	// The standalone console says it is standalone, and warns of no
+	// disagreement: there is no cloud to disagree with.
 	app.Env.Cloud = nil
+	if b.get("/aggregates/"+f.aggA).Find(`[data-testid="aggregate-disagreements"]`).Length() != 0 {
+		t.Error("a standalone console warns of a cloud's disagreement")
+	}
 	if b.get("/cloud").Find(`[data-testid="cloud-standalone"]`).Length() != 1 {
 		t.Error("standalone console does not say so")
 	}

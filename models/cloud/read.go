@@ -79,6 +79,19 @@ type NovaHypervisor struct {
 type PlacementState struct {
 	Providers       map[string]*PlacementProvider `json:"providers"`
 	ResourceClasses []string                      `json:"resource_classes"`
+	// Consumers are read at 1.28 or later (their generations come with a
+	// provider's allocations); one is re-read when its generation moves.
+	Consumers map[string]*PlacementConsumer `json:"consumers,omitempty"`
+}
+
+// PlacementConsumer is what GET /allocations/{consumer} says of its
+// consumer: the owner (1.12), the generation (1.28) and the type (1.38;
+// "unknown" for consumers written before it, as Placement says).
+type PlacementConsumer struct {
+	ProjectID  string `json:"project_id"`
+	UserID     string `json:"user_id"`
+	Generation int64  `json:"consumer_generation"`
+	Type       string `json:"consumer_type,omitempty"`
 }
 
 // PlacementProvider is one provider with everything Placement says of it.
@@ -93,6 +106,9 @@ type PlacementProvider struct {
 	Traits      []string                    `json:"traits"`
 	Aggregates  []string                    `json:"aggregates"`
 	Allocations map[string]map[string]int64 `json:"allocations"` // consumer → class → used
+	// ConsumerGenerations are the generations the provider's allocations
+	// carry (1.28 and later).
+	ConsumerGenerations map[string]int64 `json:"consumer_generations,omitempty"`
 }
 
 // Inventory is Placement's inventory record.
@@ -110,6 +126,8 @@ type ReadStats struct {
 	Requests         int64
 	ProvidersRead    int // providers whose details were (re-)read
 	ProvidersReused  int // unchanged generation: kept from the last sync
+	ConsumersRead    int // consumers whose owner and type were (re-)read
+	ConsumersReused  int // unchanged generation: kept from the last sync
 	Duration         time.Duration
 	ComputeVersion   string
 	PlacementVersion string
@@ -120,6 +138,9 @@ type ReadOptions struct {
 	Parallel int                   // concurrent requests; default 8
 	Previous *PlacementState       // the last sync's Placement state, for an incremental read
 	Progress func(done, total int) // called as provider details arrive
+	// PerProvider reads everything provider by provider, as a check on the
+	// bulk reads (which must give the same snapshot).
+	PerProvider bool
 }
 
 // Read reads the whole cloud. Any error leaves nothing half-read: the
@@ -416,11 +437,15 @@ func (c *Client) readPlacement(ctx context.Context, s *Snapshot, o ReadOptions) 
 	}
 	slices.Sort(s.Placement.ResourceClasses)
 	s.Placement.Providers = make(map[string]*PlacementProvider, len(list.ResourceProviders))
+	// A provider kept by a sync that did not see consumer generations is
+	// read again once, or its consumers would be re-read by every sync.
+	wantConsumerGenerations := !lessVersion(c.Placement.Microversion, "1.28")
 	var todo []*PlacementProvider
 	for i := range list.ResourceProviders {
 		p := &list.ResourceProviders[i]
 		if o.Previous != nil {
-			if old, ok := o.Previous.Providers[p.UUID]; ok && old.Generation == p.Generation {
+			if old, ok := o.Previous.Providers[p.UUID]; ok && old.Generation == p.Generation &&
+				(!wantConsumerGenerations || len(old.Allocations) == 0 || old.ConsumerGenerations != nil) {
 				kept := *old
 				kept.Name, kept.ParentUUID, kept.RootUUID = p.Name, p.ParentUUID, p.RootUUID
 				s.Placement.Providers[p.UUID] = &kept
@@ -435,7 +460,7 @@ func (c *Client) readPlacement(ctx context.Context, s *Snapshot, o ReadOptions) 
 	// Many providers to read: their traits come trait by trait (a cloud has
 	// tens of traits in use, and thousands of providers), one request per
 	// provider fewer.
-	bulkTraits := len(todo) >= bulkTraitsFrom
+	bulkTraits := !o.PerProvider && len(todo) >= bulkTraitsFrom
 	if bulkTraits {
 		if err := c.readTraitsInBulk(ctx, todo, o.Parallel); err != nil {
 			return err
@@ -443,9 +468,9 @@ func (c *Client) readPlacement(ctx context.Context, s *Snapshot, o ReadOptions) 
 	}
 	var done int
 	var mu sync.Mutex
-	return forEach(ctx, o.Parallel, len(todo), func(i int) error {
+	if err := forEach(ctx, o.Parallel, len(todo), func(i int) error {
 		p := todo[i]
-		if err := c.readProvider(ctx, p, !bulkTraits); err != nil {
+		if err := c.readProvider(ctx, p, !bulkTraits, o.PerProvider); err != nil {
 			return err
 		}
 		if o.Progress != nil {
@@ -455,13 +480,20 @@ func (c *Client) readPlacement(ctx context.Context, s *Snapshot, o ReadOptions) 
 			mu.Unlock()
 		}
 		return nil
-	})
+	}); err != nil {
+		return err
+	}
+	return c.readConsumers(ctx, s, o)
 }
 
 // readProvider reads a provider's inventories, traits, aggregates and
 // allocations (its usages are the sum of the allocations). Placement moves
 // a provider's generation on each of these, so the next sync can tell.
-func (c *Client) readProvider(ctx context.Context, p *PlacementProvider, traits bool) error {
+// Unless every read is asked for, a provider without inventories is not
+// asked for allocations: Placement refuses an allocation that no inventory
+// backs and an inventory change that would leave allocations unbacked
+// (InventoryInUse), so it has none.
+func (c *Client) readProvider(ctx context.Context, p *PlacementProvider, traits, every bool) error {
 	base := "resource_providers/" + p.UUID + "/"
 	var inv struct {
 		Generation  int64                `json:"resource_provider_generation"`
@@ -488,25 +520,83 @@ func (c *Client) readProvider(ctx context.Context, p *PlacementProvider, traits 
 	}
 	var al struct {
 		Allocations map[string]struct {
-			Resources map[string]int64 `json:"resources"`
+			Resources  map[string]int64 `json:"resources"`
+			Generation *int64           `json:"consumer_generation"`
 		} `json:"allocations"`
 	}
-	if err := c.get(ctx, c.Placement, base+"allocations", &al); err != nil {
-		return err
+	if every || len(inv.Inventories) > 0 {
+		if err := c.get(ctx, c.Placement, base+"allocations", &al); err != nil {
+			return err
+		}
 	}
 	p.Inventories = inv.Inventories
 	p.Aggregates = ag.Aggregates
 	slices.Sort(p.Aggregates)
 	p.Allocations = map[string]map[string]int64{}
 	p.Usages = map[string]int64{}
+	p.ConsumerGenerations = nil
 	for consumer, a := range al.Allocations {
 		p.Allocations[consumer] = a.Resources
 		for rc, n := range a.Resources {
 			p.Usages[rc] += n
 		}
+		if a.Generation != nil {
+			if p.ConsumerGenerations == nil {
+				p.ConsumerGenerations = map[string]int64{}
+			}
+			p.ConsumerGenerations[consumer] = *a.Generation
+		}
 	}
 	// The generation stays the one listed: if the provider moved while it
 	// was read, the next sync sees a different one and reads it again.
+	return nil
+}
+
+// readConsumers reads, from 1.28 on, the owner, generation and (1.38) type
+// of every consumer the providers' allocations name, once per consumer
+// generation: a consumer whose generation is the one the last sync read is
+// kept from it (any allocation write, and so any change of type, moves it).
+func (c *Client) readConsumers(ctx context.Context, s *Snapshot, o ReadOptions) error {
+	if lessVersion(c.Placement.Microversion, "1.28") {
+		return nil
+	}
+	gens := map[string]int64{}
+	for _, p := range s.Placement.Providers {
+		for cu := range p.Allocations {
+			g, ok := p.ConsumerGenerations[cu]
+			if !ok {
+				g = -1 // kept from a sync below 1.28: read it
+			}
+			gens[cu] = g
+		}
+	}
+	s.Placement.Consumers = make(map[string]*PlacementConsumer, len(gens))
+	var todo []string
+	for _, cu := range sortedKeys(gens) {
+		if o.Previous != nil {
+			if old := o.Previous.Consumers[cu]; old != nil && old.Generation == gens[cu] {
+				s.Placement.Consumers[cu] = old
+				s.ReadStats.ConsumersReused++
+				continue
+			}
+		}
+		todo = append(todo, cu)
+	}
+	s.ReadStats.ConsumersRead = len(todo)
+	read := make([]*PlacementConsumer, len(todo))
+	if err := forEach(ctx, o.Parallel, len(todo), func(i int) error {
+		var pc PlacementConsumer
+		if err := c.get(ctx, c.Placement, "allocations/"+url.PathEscape(todo[i]), &pc); err != nil {
+			return err
+		}
+		read[i] = &pc
+		return nil
+	}); err != nil {
+		return err
+	}
+	for i, cu := range todo {
+		s.Placement.Consumers[cu] = read[i]
+	}
 	return nil
 }
 

@@ -29,6 +29,7 @@ type fixture struct {
 	group                  string
 	server1                string
 	flavorPublic, flavorPv string
+	consumer               string // Placement-only, type INSTANCE
 }
 
 func must(t *testing.T, err error) {
@@ -140,6 +141,7 @@ func build(t *testing.T, c *cloudtest.Cloud, prefix string) *fixture {
 	f.traits(t, f.ss1, models.TraitSharesViaAggregate)
 	f.traits(t, f.cn2, "CUSTOM_FAST", "HW_CPU_X86_AVX2")
 	consumer := newUUID()
+	f.consumer = consumer
 	must(t, c.Call("placement", "PUT", "allocations/"+consumer, map[string]any{
 		"allocations": map[string]any{f.cn1: map[string]any{"resources": map[string]any{"VCPU": 2, "MEMORY_MB": 1024}}},
 		"project_id":  "p1", "user_id": "u1", "consumer_generation": nil, "consumer_type": "INSTANCE"}, nil, 204))
@@ -280,8 +282,18 @@ func TestSyncRealCloud(t *testing.T) {
 		t.Errorf("flavor small %+v", small)
 	}
 	pv := find(t, w.Flavors, func(x models.Flavor) bool { return x.ID == f.flavorPv }, "private flavor")
-	if pv.ExtraSpecs["reservation:r1"] != "true" {
+	if pv.ExtraSpecs["reservation:r1"] != "true" || !pv.Private || !slices.Equal(pv.Projects, []string{"p1"}) {
 		t.Errorf("private flavor %+v", pv)
+	}
+	if small.Private || small.Projects != nil {
+		t.Errorf("public flavor with access %+v", small)
+	}
+
+	// Consumers with Placement's owner, generation and type.
+	cons, err := st.ConsumerAllocationsOf(ctx, f.consumer)
+	must(t, err)
+	if cons.ProjectID != "p1" || cons.UserID != "u1" || cons.Generation != 1 || cons.ConsumerType != "INSTANCE" || len(cons.Allocations) != 2 {
+		t.Errorf("consumer %+v, want p1/u1 generation 1 INSTANCE with 2 allocations", cons)
 	}
 
 	// Servers and groups.
@@ -314,6 +326,7 @@ func TestSyncRealCloud(t *testing.T) {
 	must(t, c.Call("compute", "POST", fmt.Sprintf("os-aggregates/%d/action", f.aggBID), map[string]any{"set_metadata": map[string]any{"metadata": map[string]any{"filter_tenant_id2": nil, "gpu": "a100"}}}, nil, 200))
 	f.inventories(t, f.cn2, map[string]any{"VCPU": map[string]any{"total": 32}})
 	f.traits(t, f.ss1, models.TraitSharesViaAggregate, "STORAGE_DISK_SSD")
+	must(t, c.Call("compute", "POST", "flavors/"+f.flavorPv+"/action", map[string]any{"addTenantAccess": map[string]any{"tenant": "p3"}}, nil, 200))
 	res, err = cloud.Sync(ctx, st, cl, actor, cloud.SyncOptions{Connection: "test"})
 	must(t, err)
 	if res.Stats.ProvidersRead != 2 {
@@ -328,13 +341,17 @@ func TestSyncRealCloud(t *testing.T) {
 		"~ provider sync-cn2: inventories.VCPU: total=8 reserved=0 ratio=1 → total=32 reserved=0 ratio=1",
 		"~ provider sync-ss1: traits: (1) → +STORAGE_DISK_SSD",
 		"~ aggregate sync-aggB: metadata.filter_tenant_id2: - p2; metadata.gpu: + a100",
+		"~ flavor sync-private: access: private: p1 → private: p1,p3",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("changes lack %q:\n%s", want, got)
 		}
 	}
-	if len(res.Changes) != 3 {
-		t.Errorf("want 3 changes, got:\n%s", got)
+	if len(res.Changes) != 4 {
+		t.Errorf("want 4 changes, got:\n%s", got)
+	}
+	if res.Stats.ConsumersRead != 0 {
+		t.Errorf("second sync re-read %d consumers; no allocation moved", res.Stats.ConsumersRead)
 	}
 
 	// Refused credentials: nova answers 403 and corral's state stays.

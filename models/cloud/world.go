@@ -176,7 +176,11 @@ func Map(s *Snapshot) *Mapped {
 	}
 
 	for _, f := range s.Flavors {
-		w.Flavors = append(w.Flavors, models.Flavor{ID: f.ID, Name: f.Name, VCPUs: f.VCPUs, RAMMB: f.RAM, DiskGB: f.Disk, ExtraSpecs: maps.Clone(f.ExtraSpecs)})
+		mf := models.Flavor{ID: f.ID, Name: f.Name, VCPUs: f.VCPUs, RAMMB: f.RAM, DiskGB: f.Disk, ExtraSpecs: maps.Clone(f.ExtraSpecs)}
+		if !f.IsPublic {
+			mf.Private, mf.Projects = true, slices.Clone(f.Projects)
+		}
+		w.Flavors = append(w.Flavors, mf)
 	}
 
 	servers := map[string]bool{}
@@ -211,8 +215,9 @@ func Map(s *Snapshot) *Mapped {
 		}
 		w.ServerGroups = append(w.ServerGroups, sg)
 	}
-	// Consumers: a server's project and user come from Nova; Placement
-	// tells them per consumer only, one request each.
+	// Consumers: owner, generation and type as Placement tells them (read
+	// per consumer from 1.28 on); below that, a server's project and user
+	// come from Nova.
 	owner := map[string]NovaServer{}
 	for _, sv := range s.Servers {
 		owner[sv.ID] = sv
@@ -222,9 +227,12 @@ func Map(s *Snapshot) *Mapped {
 		for cu, byRC := range provs[u].Allocations {
 			c := consumers[cu]
 			if c == nil {
-				c = &models.Consumer{UUID: cu}
+				c = &models.Consumer{UUID: cu, Generation: provs[u].ConsumerGenerations[cu]}
 				if sv, ok := owner[cu]; ok {
 					c.ProjectID, c.UserID = sv.ProjectID, sv.UserID
+				}
+				if pc := s.Placement.Consumers[cu]; pc != nil && pc.ProjectID != "" {
+					c.ProjectID, c.UserID, c.Generation, c.ConsumerType = pc.ProjectID, pc.UserID, pc.Generation, pc.Type
 				}
 				consumers[cu] = c
 			}

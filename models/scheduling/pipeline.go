@@ -141,6 +141,9 @@ func (s *Snapshot) runInSlot(spec *RequestSpec) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
+	if rv.refused != nil {
+		return nil, rv.refused
+	}
 	r := &run{s: s, rv: rv, rf: s.runRequestFilters(&rv.req), groups: map[string]*placement.Result{}, req: rv.req, failedRound: -1}
 	r.req.tenantTexts = newTenantTexts(r.req.ProjectID)
 	unnumbered := r.rf.terms.And(rv.user)

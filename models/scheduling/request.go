@@ -255,6 +255,10 @@ type resolved struct {
 	weighers []Weigher
 	user     placement.Terms            // the request's raw unnumbered terms
 	groups   map[string]placement.Terms // numbered groups by suffix
+	// refused is Nova's refusal of the request before any scheduling (a
+	// private flavor the project may not use): the preview reports it,
+	// the impact matrix counts no host.
+	refused error
 }
 
 // resolve checks every reference of spec against the snapshot. Errors are
@@ -287,6 +291,11 @@ func (s *Snapshot) resolve(spec *RequestSpec) (*resolved, error) {
 		f, ok := s.Flavor(spec.Flavor.Name)
 		if !ok {
 			return nil, models.E(models.Invalid, "flavor", "no flavor named %q", spec.Flavor.Name)
+		}
+		if spec.ProjectID != "" && !f.UsableBy(spec.ProjectID) {
+			// Nova looks private flavors up through their access list and
+			// answers "Invalid flavorRef provided." (400) to the others.
+			rv.refused = models.E(models.Invalid, "flavor", "flavor %q is private and project %q is not in its access list: nova refuses the request (400 Invalid flavorRef provided.)", f.Name, spec.ProjectID)
 		}
 		flavor = f
 	}

@@ -103,3 +103,36 @@ func TestRunBadInput(t *testing.T) {
 		}
 	}
 }
+
+// A private flavor is Nova's to refuse for a project not in its access
+// list: the preview says so, the impact matrix counts no host for that
+// project, and a project on the list schedules as with a public flavor.
+func TestPrivateFlavorAccess(t *testing.T) {
+	s := seedSnapshot(t, func(w *models.World) {
+		w.Flavors = append(w.Flavors, models.Flavor{ID: "fp", Name: "private", VCPUs: 1, ExtraSpecs: map[string]string{},
+			Private: true, Projects: []string{"p-allowed"}})
+	})
+	tr, err := s.Run(&RequestSpec{ProjectID: "p-other", Flavor: FlavorRef{Name: "private"}})
+	if tr != nil || models.KindOf(err) != models.Invalid || models.FieldOf(err) != "flavor" ||
+		!strings.Contains(err.Error(), `flavor "private" is private and project "p-other" is not in its access list`) {
+		t.Fatalf("other project: trace %v err %v", tr != nil, err)
+	}
+	allowed := mustRun(t, s, &RequestSpec{ProjectID: "p-allowed", Flavor: FlavorRef{Name: "private"}})
+	public := mustRun(t, s, &RequestSpec{ProjectID: "p-allowed", Flavor: FlavorRef{Name: "m1.small"}})
+	if len(allowed.Hosts) == 0 || len(allowed.Hosts) != len(public.Hosts) {
+		t.Errorf("allowed project: %d hosts, with a public flavor %d", len(allowed.Hosts), len(public.Hosts))
+	}
+	m, err := ComputeImpact(s, s, []string{"p-allowed", "p-other"}, []string{"private"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := ComputeImpactWith(s, s, ImpactOptions{Projects: []string{"p-allowed", "p-other"}, Flavors: []string{"private"}, WholeRuns: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []*Impact{m, whole} {
+		if x.Cells[0][0].Live == 0 || x.Cells[1][0].Live != 0 || x.Cells[1][0].Error != "" {
+			t.Errorf("impact (whole runs %v): allowed %d hosts, other %+v (want some, none)", x.WholeRuns, x.Cells[0][0].Live, x.Cells[1][0])
+		}
+	}
+}

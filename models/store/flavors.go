@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -49,6 +50,11 @@ func normaliseFlavor(f *models.Flavor) {
 	if f.ExtraSpecs == nil {
 		f.ExtraSpecs = map[string]string{}
 	}
+	if len(f.Projects) == 0 {
+		f.Projects = nil
+	} else {
+		slices.Sort(f.Projects)
+	}
 }
 
 // GetFlavor finds a flavor by id or name.
@@ -94,6 +100,14 @@ func validateFlavor(f *models.Flavor) error {
 	case f.DiskGB < 0:
 		return models.E(models.Invalid, "disk_gb", "disk cannot be negative")
 	}
+	if len(f.Projects) > 0 && !f.Private {
+		return models.E(models.Invalid, "projects", "only a private flavor has an access list")
+	}
+	for _, p := range f.Projects {
+		if p == "" || len(p) > 255 {
+			return models.E(models.Invalid, "projects", "a project id is 1 to 255 characters")
+		}
+	}
 	for k, v := range f.ExtraSpecs {
 		if strings.TrimSpace(k) == "" || len(k) > 255 {
 			return models.E(models.Invalid, "extra_specs", "extra spec key %q must be 1 to 255 characters", k)
@@ -111,6 +125,7 @@ func (s *Store) CreateFlavor(ctx context.Context, a Actor, f *models.Flavor) err
 		return models.E(models.Invalid, "flavor", "no flavor given")
 	}
 	return s.write(ctx, a, "store.CreateFlavor", func(t *txn) error {
+		t.touchFlavors()
 		if f.ID == "" {
 			f.ID = uuid.NewString()
 		}
@@ -155,6 +170,7 @@ func (t *txn) unique(model any, field, value, except, format string) error {
 func (s *Store) UpdateFlavor(ctx context.Context, a Actor, id string, generation int64, fn func(*models.Flavor) error) (*models.Flavor, error) {
 	var out *models.Flavor
 	err := s.write(ctx, a, "store.UpdateFlavor", func(t *txn) (err error) {
+		t.touchFlavors()
 		out, err = t.updateFlavor(id, generation, fn)
 		return err
 	})
@@ -212,6 +228,7 @@ func (t *txn) updateFlavor(id string, generation int64, fn func(*models.Flavor) 
 // DeleteFlavor removes a flavor.
 func (s *Store) DeleteFlavor(ctx context.Context, a Actor, id string, generation int64) error {
 	return s.write(ctx, a, "store.DeleteFlavor", func(t *txn) error {
+		t.touchFlavors()
 		cur, err := findFlavor(t.tx, id, false)
 		if err != nil {
 			return err

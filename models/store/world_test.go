@@ -127,6 +127,9 @@ func TestExportImportRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		aggA, _ := s.GetAggregate(ctx, "aggA")
+		// A private flavor and its access list travel too.
+		w.Flavors = append(w.Flavors, models.Flavor{ID: "f-private", Name: "private-1", VCPUs: 1, ExtraSpecs: map[string]string{},
+			Private: true, Projects: []string{"p2", "p1"}})
 
 		// Into a fresh database: the same world comes back.
 		other := storetest.Open(t)
@@ -143,6 +146,13 @@ func TestExportImportRoundTrip(t *testing.T) {
 			if a.UUID != b.UUID || a.Name != b.Name || !slices.Equal(a.Members, b.Members) {
 				t.Fatalf("aggregate %s came back as %+v", a.Name, b)
 			}
+		}
+		pf, err := other.GetFlavor(ctx, "private-1")
+		if err != nil || !pf.Private || !slices.Equal(pf.Projects, []string{"p1", "p2"}) {
+			t.Fatalf("private flavor came back as %+v (%v)", pf, err)
+		}
+		if mf, _ := other.GetFlavor(ctx, w.Flavors[0].ID); mf.Private || mf.Projects != nil {
+			t.Fatalf("public flavor came back as %+v", mf)
 		}
 
 		// Replace into the same database: ids stay, touched generations move.

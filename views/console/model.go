@@ -133,6 +133,9 @@ type AggregateRow struct {
 	Reservations   []string
 	FreePool       bool
 	Updated        time.Time
+	// Disagreements: hosts Nova and Placement put in this aggregate
+	// differently at the last sync (connected mode).
+	Disagreements []string
 }
 
 // AggregateListProps is the aggregate list page.
@@ -204,6 +207,7 @@ type MemberRow struct {
 	Kind       string // host, child, sharing
 	Path       string // root › … › parent, for children
 	Member     bool   // already in the aggregate (picker)
+	Ticked     bool   // ticked in a refused removal, shown ticked again
 }
 
 // PickerProps is the provider picker of an aggregate: a search and the
@@ -233,6 +237,9 @@ type AggregateDetailProps struct {
 	Picker       PickerProps
 	DeleteReason string // why delete is refused now; "" when allowed
 	CanEdit      bool
+	// Disagreements: hosts Nova and Placement put in this aggregate
+	// differently at the last sync (connected mode).
+	Disagreements []string
 }
 
 // ProviderNode is a provider in the tree view, with its children.
@@ -323,6 +330,10 @@ type FlavorForm struct {
 	// Fits says on how many hosts one instance finds an allocation
 	// candidate now; empty when unknown.
 	Fits string
+	// Private flavors are usable by the Projects on their access list only
+	// (Nova's os-flavor-access, read by a sync).
+	Private  bool
+	Projects []string
 }
 
 // Action is where the flavor form posts.

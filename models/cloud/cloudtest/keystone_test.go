@@ -116,6 +116,9 @@ func TestKeystoneSync(t *testing.T) {
 			}
 		})
 	}
+	// The same sync over TLS.
+	syncOverTLS(t, c, dir, agg.Aggregate.UUID)
+
 	// Refused credentials: one line naming Keystone and its answer.
 	_, err = cloud.Connect(ctx, cloud.Options{Cloud: "ks-password", Getenv: env(map[string]string{"OS_PASSWORD": "wrong"})})
 	if err == nil || !strings.Contains(err.Error(), "keystone "+c.KeystoneURL+" refused the credentials of cloud ks-password: 401") || strings.Contains(err.Error(), "wrong") {

@@ -45,8 +45,17 @@ $AUTHTOKEN
 CONF
 /usr/bin/placement-manage --config-file "$DIR/placement/placement.conf" db sync >"$DIR/placement/manage.log" 2>&1 ||
   { cat "$DIR/placement/manage.log" >&2; exit 1; }
-OS_PLACEMENT_CONFIG_DIR="$DIR/placement" setsid /usr/bin/placement-api --host $H --port "$PPORT" \
-  >"$DIR/placement/api.out" 2>&1 </dev/null &
+if [ "${PLACEMENT_PROCESSES:-1}" -gt 1 ]; then
+  # As a production cloud serves it: uWSGI (Debian's uwsgi-core and
+  # uwsgi-plugin-python3) with several worker processes, each loading the
+  # application itself (lazy-apps: no SQLite connection crosses a fork).
+  OS_PLACEMENT_CONFIG_DIR="$DIR/placement" setsid /usr/bin/uwsgi --plugin python3 --http-socket "$H:$PPORT" \
+    --wsgi-file /usr/bin/placement-api --master --processes "$PLACEMENT_PROCESSES" --lazy-apps \
+    --die-on-term --disable-logging --listen 128 >"$DIR/placement/api.out" 2>&1 </dev/null &
+else
+  OS_PLACEMENT_CONFIG_DIR="$DIR/placement" setsid /usr/bin/placement-api --host $H --port "$PPORT" \
+    >"$DIR/placement/api.out" 2>&1 </dev/null &
+fi
 echo $! >"$DIR/placement.pid"
 
 # --- an empty Neutron (see neutron_stub.py)

@@ -44,7 +44,7 @@ func TestWriteCandidatesMatchesRender(t *testing.T) {
 		}
 		// Without the snapshot's encoded summaries, and with them (twice:
 		// encoding them, then reusing them).
-		enc := &encodedProviders{ix: ix}
+		enc := &encodedProviders{ix: ix, encodings: &encodings{}}
 		for _, e := range []*encodedProviders{nil, enc, enc} {
 			got := writeCandidates(ix, e, res, q, placement.V(v))
 			b = nil

@@ -88,8 +88,15 @@ type Candidate struct {
 	// Anchor is the root of the tree the candidate serves (for a sharing
 	// provider's resources, the tree it is anchored to).
 	Anchor   int
-	Allocs   []Alloc          // sorted by provider, then class
-	Mappings map[string][]int // suffix → providers, sorted
+	Allocs   []Alloc   // sorted by provider, then class
+	Mappings []Mapping // sorted by suffix
+}
+
+// Mapping is one request group's providers in a candidate (an entry of
+// Placement's mappings).
+type Mapping struct {
+	Suffix    string
+	Providers []int // sorted
 }
 
 // Candidates is the answer: the allocation requests and the providers whose
@@ -427,6 +434,11 @@ func (ix *Index) AllocationCandidates(q CandidateQuery, cat Catalog) (*Candidate
 		}
 		gc := &groupCtx{ix: ix, g: g, inAggs: inAggs, badAggs: badAggs, treeRoot: treeRoot, fits: fits, inAnchors: inAnchors, anchorRoots: anchorRoots,
 			onePerRoot: q.PerAnchor && len(q.Groups) == 1, consumed: q.Consumed}
+		if len(q.Groups) == 1 {
+			// One group's requests are the answer, in its order when
+			// the merge may stop at the limit.
+			gc.stopAt = ix.mergeStop(q)
+		}
 		var reqs []*areq
 		if g.Suffix == "" && (ix.HasSharing() || ix.HasTrees()) {
 			reqs = gc.multiple()
@@ -485,16 +497,26 @@ func (ix *Index) AllocationCandidates(q CandidateQuery, cat Catalog) (*Candidate
 		}
 	}
 	out := &Candidates{Requests: make([]Candidate, len(merged))}
-	for i, a := range merged {
-		c := Candidate{Anchor: int(a.anchor), Allocs: a.allocs, Mappings: make(map[string][]int, len(a.mappings))}
+	mapped := 0
+	for _, a := range merged {
 		for _, m := range a.mappings {
-			l := make([]int, len(m.provs))
-			for k, p := range m.provs {
-				l[k] = int(p)
-			}
-			c.Mappings[m.suffix] = l
+			mapped += len(m.provs)
 		}
-		out.Requests[i] = c
+	}
+	// Every mapping and its providers come from two slabs: an answer may
+	// hold thousands of requests.
+	provSlab := make([]int, 0, mapped)
+	mapSlab := make([]Mapping, 0, len(merged))
+	for i, a := range merged {
+		from := len(mapSlab)
+		for _, m := range a.mappings {
+			at := len(provSlab)
+			for _, p := range m.provs {
+				provSlab = append(provSlab, int(p))
+			}
+			mapSlab = append(mapSlab, Mapping{Suffix: m.suffix, Providers: provSlab[at:len(provSlab):len(provSlab)]})
+		}
+		out.Requests[i] = Candidate{Anchor: int(a.anchor), Allocs: a.allocs, Mappings: mapSlab[from:len(mapSlab):len(mapSlab)]}
 	}
 	if summaryOnly != nil {
 		for p := range summaryOnly {
@@ -532,7 +554,10 @@ type groupCtx struct {
 	// onePerRoot stops at a tree's first valid combination: a preview
 	// asking only which trees have a candidate needs no more.
 	onePerRoot bool
-	consumed   map[int]map[string]int64
+	// stopAt, when positive, is how many requests are enough: the
+	// group's first ones are the answer's.
+	stopAt   int
+	consumed map[int]map[string]int64
 }
 
 // traitsOK is the per-provider trait test of a numbered group.
@@ -608,9 +633,17 @@ func (gc *groupCtx) single() []*areq {
 				all, next = next, all
 			}
 		}
+		enough := 0
 		for _, p := range gc.fits[0] {
 			if all.Has(int(p)) {
 				provs = append(provs, p)
+				// Without sharing a provider gives one request, when
+				// its root may anchor one.
+				if gc.stopAt > 0 && gc.inAnchors(ix.root[p]) {
+					if enough++; enough == gc.stopAt {
+						break
+					}
+				}
 			}
 		}
 	}
@@ -765,6 +798,9 @@ func (gc *groupCtx) multiple() []*areq {
 				}
 				sort.Slice(provs, func(i, j int) bool { return provs[i] < provs[j] })
 				out = append(out, &areq{anchor: r, allocs: allocs, mappings: []groupMap{{g.Suffix, provs}}})
+				if gc.stopAt > 0 && len(out) == gc.stopAt {
+					return out
+				}
 				if gc.onePerRoot {
 					// One group asks each class once, and each row was
 					// checked against capacity: the first combination
@@ -832,19 +868,24 @@ func (gc *groupCtx) comboTraitsOK(combo []int32) bool {
 	return true
 }
 
+// mergeStop is how many merged requests make the answer, or 0 for all.
+// Without sharing providers the merged order is the final one (anchor
+// order, then each group's order) and requests of different anchors never
+// collide, so a limit may stop the merge at the limit-th request. Below
+// 1.29 in a world of trees requests are still dropped after the merge, and
+// with sharing providers they are sorted: no early stop then.
+func (ix *Index) mergeStop(q CandidateQuery) int {
+	if q.Limit > 0 && !q.PerAnchor && !ix.HasSharing() && (q.NestedAware || !ix.HasTrees()) {
+		return q.Limit
+	}
+	return 0
+}
+
 // merge is _merge_candidates: per anchor, every combination of one request
 // per group, filtered by group_policy and same_subtree, consolidated and
 // checked against capacity once more; duplicates collapse.
 func (ix *Index) merge(q CandidateQuery, perGroup [][]*areq) []*areq {
-	// Without sharing providers the merged order is the final one (anchor
-	// order, then each group's order) and requests of different anchors
-	// never collide, so a limit may stop the merge at the limit-th
-	// request. Below 1.29 in a world of trees requests are still dropped
-	// after the merge, and with sharing providers they are sorted.
-	stopAt := 0
-	if q.Limit > 0 && !q.PerAnchor && !ix.HasSharing() && (q.NestedAware || !ix.HasTrees()) {
-		stopAt = q.Limit
-	}
+	stopAt := ix.mergeStop(q)
 	if len(perGroup) == 1 && !q.PerAnchor {
 		// One group: each request is its own consolidation, and every
 		// row was checked against capacity. Only a sharing provider can

@@ -262,46 +262,60 @@ func compareAnswers(corral, placement *client, checks []string) (int, []string) 
 }
 
 type latency struct {
-	corral, placement time.Duration
+	corral, placement sample
 	results           int
 }
 
-// compareLatency asks path of corral and placementPath of Placement in
-// turn, n times each, and returns the medians.
+// sample is one side's latencies: the median and the spread around it.
+type sample struct{ p10, p50, p90 time.Duration }
+
+func sampleOf(d []time.Duration) sample {
+	return sample{pct(d, 0.1), pct(d, 0.5), pct(d, 0.9)}
+}
+
+func (s sample) String() string {
+	return fmt.Sprintf("%s (%s–%s)", ms(s.p50), ms(s.p10), ms(s.p90))
+}
+
+// compareLatency asks path of corral and placementPath of Placement n
+// times each, in pairs whose order alternates, so that both sides see the
+// same moments of a busy machine; a few warm-up pairs go first and are
+// not counted. Both clients must be alike (one connection, the same
+// transport), so that the client's own cost is the same on both sides.
 func compareLatency(corral, placement *client, path, placementPath string, n int) (latency, error) {
 	var cs, ps []time.Duration
 	var res latency
-	for i := 0; i < n; i++ {
-		for _, side := range []struct {
-			c   *client
-			out *[]time.Duration
-		}{{corral, &cs}, {placement, &ps}} {
-			if side.c == corral && i == 0 {
-				a, err := side.c.get(path)
-				if err != nil {
-					return res, err
-				}
-				res.results = bytes.Count(a.body, []byte(`"uuid"`))
-			}
-			p := path
-			if side.c == placement {
-				p = placementPath
-			}
-			took, status, err := side.c.timeGet(p)
+	a, err := corral.get(path)
+	if err != nil {
+		return res, err
+	}
+	res.results = bytes.Count(a.body, []byte(`"uuid"`))
+	warm := min(max(n/20, 2), 10)
+	for i := -warm; i < n; i++ {
+		sides := [2]struct {
+			c    *client
+			path string
+			out  *[]time.Duration
+		}{{corral, path, &cs}, {placement, placementPath, &ps}}
+		if i%2 != 0 {
+			sides[0], sides[1] = sides[1], sides[0]
+		}
+		for _, side := range sides {
+			took, status, err := side.c.timeGet(side.path)
 			if err != nil {
 				return res, err
 			}
 			if status != http.StatusOK {
 				return res, fmt.Errorf("status %d", status)
 			}
-			*side.out = append(*side.out, took)
+			if i >= 0 {
+				*side.out = append(*side.out, took)
+			}
 		}
 	}
-	res.corral, res.placement = median(cs), median(ps)
+	res.corral, res.placement = sampleOf(cs), sampleOf(ps)
 	return res, nil
 }
-
-func median(d []time.Duration) time.Duration { return pct(d, 0.5) }
 
 func pct(d []time.Duration, p float64) time.Duration {
 	if len(d) == 0 {

@@ -227,6 +227,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
+	st.SetLogger(log)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -42,6 +42,12 @@ func shapeOf(v placement.Version) int {
 // encodedProviders is one snapshot's providers, encoded.
 type encodedProviders struct {
 	ix *placement.Index
+	*encodings
+}
+
+// encodings depend on the providers only: a snapshot that differs from
+// the previous one in its aggregates alone shares them.
+type encodings struct {
 	// modified is each provider's last change (Unix nanoseconds), for
 	// Last-Modified.
 	modOnce  sync.Once
@@ -77,9 +83,10 @@ func (e *encodedProviders) summary(i int, nested bool) []byte {
 // encodedShape holds ",{…}" for every provider (each with a leading
 // comma) in buf; provider i is buf[off[i]:off[i+1]].
 type encodedShape struct {
-	once sync.Once
-	buf  []byte
-	off  []int
+	once  sync.Once
+	ready atomic.Bool // built: small answers copy from it too
+	buf   []byte
+	off   []int
 }
 
 // encoded returns the encodings of ix's providers, replacing those of an
@@ -88,16 +95,35 @@ func (api *API) encoded(ix *placement.Index) *encodedProviders {
 	if e := api.enc.Load(); e != nil && e.ix == ix {
 		return e
 	}
-	e := &encodedProviders{ix: ix}
 	for {
 		old := api.enc.Load()
 		if old != nil && old.ix == ix {
 			return old
 		}
+		e := &encodedProviders{ix: ix}
+		if old != nil && sameProviders(old.ix, ix) {
+			e.encodings = old.encodings
+		} else {
+			e.encodings = &encodings{}
+		}
 		if api.enc.CompareAndSwap(old, e) {
 			return e
 		}
 	}
+}
+
+// sameProviders reports whether two indexes hold the very same provider
+// objects, in the same order (snapshots updated for aggregates share them).
+func sameProviders(a, b *placement.Index) bool {
+	if a.Len() != b.Len() {
+		return false
+	}
+	for i := 0; i < a.Len(); i++ {
+		if a.Provider(i) != b.Provider(i) {
+			return false
+		}
+	}
+	return true
 }
 
 func (e *encodedProviders) shape(s int) *encodedShape {
@@ -117,8 +143,17 @@ func (e *encodedProviders) shape(s int) *encodedShape {
 			sh.buf = appendProvider(sh.buf, e.ix.Provider(i), v)
 		}
 		sh.off[n] = len(sh.buf)
+		sh.ready.Store(true)
 	})
 	return sh
+}
+
+// built returns shape s when a large list has built it already.
+func (e *encodedProviders) built(s int) *encodedShape {
+	if sh := &e.shapes[s]; sh.ready.Load() {
+		return sh
+	}
+	return nil
 }
 
 func (e *encodedProviders) modTimes() []int64 {
@@ -338,14 +373,24 @@ func (api *API) writeSelection(c echo.Context, v placement.Version, ix *placemen
 		// of every provider is built for the first large list only.
 		bp := smallBuffers.Get().(*[]byte)
 		b := append((*bp)[:0], head...)
-		first := true
-		for _, s := range sel.spans {
-			for i := s.from; i < s.to; i++ {
-				if !first {
-					b = append(b, ',')
+		if sh := e.built(shapeOf(v)); sh != nil {
+			for k, s := range sel.spans {
+				chunk := sh.buf[sh.off[s.from]:sh.off[s.to]]
+				if k == 0 {
+					chunk = chunk[1:]
 				}
-				first = false
-				b = appendProvider(b, ix.Provider(i), v)
+				b = append(b, chunk...)
+			}
+		} else {
+			first := true
+			for _, s := range sel.spans {
+				for i := s.from; i < s.to; i++ {
+					if !first {
+						b = append(b, ',')
+					}
+					first = false
+					b = appendProvider(b, ix.Provider(i), v)
+				}
 			}
 		}
 		b = append(b, tail...)

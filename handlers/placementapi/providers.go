@@ -3,6 +3,7 @@ package placementapi
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -111,8 +112,12 @@ func (api *API) listProviders(c echo.Context) error {
 		return e
 	}
 	var res *placement.Result
+	var sparse []int32
+	sparseOK := false
 	if f.memberOf != nil {
-		res = ix.Evaluate(*f.memberOf, placement.Direct)
+		if sparse, sparseOK = directSparse(ix, *f.memberOf); !sparseOK {
+			res = ix.Evaluate(*f.memberOf, placement.Direct)
+		}
 	}
 	treeRoot := -1
 	if f.inTree != nil {
@@ -153,8 +158,14 @@ func (api *API) listProviders(c echo.Context) error {
 		} else {
 			i, ok = ix.ProviderByName(*f.name)
 		}
-		if ok && (res == nil || !res.Excluded(i)) && keep(i) {
+		if ok && (res == nil || !res.Excluded(i)) && (!sparseOK || slices.Contains(sparse, int32(i))) && keep(i) {
 			sel.add(i)
+		}
+	case sparseOK:
+		for _, i := range sparse {
+			if keep == nil || keep(int(i)) {
+				sel.add(int(i))
+			}
 		}
 	default:
 		var excluded placement.Bitset

@@ -35,7 +35,9 @@ type Index struct {
 	provStart []int32
 	provAggs  []int32
 
-	// res indexes inventories and traits for allocation candidates.
+	// res indexes inventories and traits for allocation candidates, built
+	// on first use; it depends on the providers only, so an index updated
+	// for its aggregates alone shares it (a new snapshot then finds it warm).
 	res *catalogIndex
 	// bitsets holds scratch sets over the providers (scratch, release).
 	bitsets sync.Pool

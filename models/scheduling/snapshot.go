@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -154,10 +155,28 @@ func (s *Snapshot) WithAggregates(w *models.World, changed map[string]bool) (*Sn
 	for i, h := range ix.Hosts() {
 		ns.hosts[i] = HostState{Provider: ix.Provider(int(h))}
 	}
-	// The metadata keys of the changed aggregates, before and after:
-	// host views over other keys stay as they are.
+	// The metadata keys the changes touched: host views over other keys
+	// stay as they are. An aggregate with the same members touches the
+	// keys whose values differ; one that gained or lost members (or
+	// appeared or went) touches every key it has, before and after.
 	touched := map[string]bool{}
 	for u := range changed {
+		oa, okOld := s.ix.AggregateByUUID(u)
+		na, okNew := ix.AggregateByUUID(u)
+		if okOld && okNew && slices.Equal(s.ix.Members(oa), ix.Members(na)) {
+			om, nm := s.ix.Aggregate(oa).Metadata, ix.Aggregate(na).Metadata
+			for k, v := range om {
+				if w, ok := nm[k]; !ok || w != v {
+					touched[k] = true
+				}
+			}
+			for k := range nm {
+				if _, ok := om[k]; !ok {
+					touched[k] = true
+				}
+			}
+			continue
+		}
 		for _, x := range []*placement.Index{s.ix, ix} {
 			if a, ok := x.AggregateByUUID(u); ok {
 				for k := range x.Aggregate(a).Metadata {
@@ -177,6 +196,30 @@ func (s *Snapshot) WithAggregates(w *models.World, changed map[string]bool) (*Sn
 		}
 	}
 	s.keyViews.mu.Unlock()
+	// The aggregates with a key prefix stay the same when no aggregate
+	// came or went (positions hold) and no touched key has the prefix.
+	samePlaces := ix.NumAggregates() == s.ix.NumAggregates()
+	for u := range changed {
+		oa, okOld := s.ix.AggregateByUUID(u)
+		na, okNew := ix.AggregateByUUID(u)
+		samePlaces = samePlaces && okOld && okNew && oa == na
+	}
+	if samePlaces {
+		s.prefixAggs.mu.Lock()
+		for prefix, aggs := range s.prefixAggs.m {
+			hit := false
+			for k := range touched {
+				hit = hit || strings.HasPrefix(k, prefix)
+			}
+			if !hit {
+				if ns.prefixAggs.m == nil {
+					ns.prefixAggs.m = map[string][]int32{}
+				}
+				ns.prefixAggs.m[prefix] = aggs
+			}
+		}
+		s.prefixAggs.mu.Unlock()
+	}
 	return ns, nil
 }
 

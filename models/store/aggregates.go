@@ -396,7 +396,7 @@ func (t *txn) setMembers(aggUUID string, old, new []string) error {
 }
 
 func (t *txn) bumpProviders(uuids []string) error {
-	t.touchProvidersInPlace(uuids...)
+	t.noteProviders(uuids...)
 	for rest := uuids; len(rest) > 0; {
 		n := min(len(rest), 500)
 		if err := t.tx.Model(&models.Provider{}).Where("uuid IN ?", rest[:n]).

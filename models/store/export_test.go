@@ -1,6 +1,8 @@
 package store
 
 import (
+	"context"
+	"errors"
 	"strings"
 
 	"gorm.io/gorm"
@@ -45,4 +47,54 @@ func (s *Store) explain(sql string, vars []any) (string, error) {
 		steps = append(steps, detail)
 	}
 	return strings.Join(steps, "\n"), rows.Err()
+}
+
+// LoadWorldByColumns reads the world column by column in one read
+// transaction: what LoadWorld's faster SQLite readers must equal.
+func (s *Store) LoadWorldByColumns() (*models.World, error) {
+	var w *models.World
+	err := s.readTx(context.Background(), func(tx *gorm.DB) error {
+		w = &models.World{}
+		var err error
+		if w.Providers, err = scanProviders(tx); err != nil {
+			return err
+		}
+		if w.Servers, err = scanServers(tx); err != nil {
+			return err
+		}
+		return loadRestByColumns(tx, w)
+	})
+	return w, err
+}
+
+// loadRestByColumns reads aggregates and members without the grouped read.
+func loadRestByColumns(tx *gorm.DB, w *models.World) error {
+	if err := tx.Order("id").Find(&w.Aggregates).Error; err != nil {
+		return err
+	}
+	idx := map[string]int{}
+	for i := range w.Aggregates {
+		normaliseAggregate(&w.Aggregates[i])
+		idx[w.Aggregates[i].UUID] = i
+	}
+	var ms []models.AggregateMember
+	if err := tx.Order("aggregate_uuid, provider_uuid").Find(&ms).Error; err != nil {
+		return err
+	}
+	for _, m := range ms {
+		w.Aggregates[idx[m.AggregateUUID]].Members = append(w.Aggregates[idx[m.AggregateUUID]].Members, m.ProviderUUID)
+	}
+	return loadRest(tx, w)
+}
+
+// JoinedScansRefuse reports whether the faster SQLite readers refuse this
+// database (and LoadWorld reads it column by column).
+func (s *Store) JoinedScansRefuse() (providers, servers bool, err error) {
+	err = s.readTx(context.Background(), func(tx *gorm.DB) error {
+		_, perr := scanProvidersJoined(tx)
+		_, serr := scanServersJoined(tx)
+		providers, servers = errors.Is(perr, errSlowScan), errors.Is(serr, errSlowScan)
+		return nil
+	})
+	return providers, servers, err
 }

@@ -125,6 +125,7 @@ func (s *Store) CreateFlavor(ctx context.Context, a Actor, f *models.Flavor) err
 		return models.E(models.Invalid, "flavor", "no flavor given")
 	}
 	return s.write(ctx, a, "store.CreateFlavor", func(t *txn) error {
+		t.touchFlavors()
 		if f.ID == "" {
 			f.ID = uuid.NewString()
 		}
@@ -169,6 +170,7 @@ func (t *txn) unique(model any, field, value, except, format string) error {
 func (s *Store) UpdateFlavor(ctx context.Context, a Actor, id string, generation int64, fn func(*models.Flavor) error) (*models.Flavor, error) {
 	var out *models.Flavor
 	err := s.write(ctx, a, "store.UpdateFlavor", func(t *txn) (err error) {
+		t.touchFlavors()
 		out, err = t.updateFlavor(id, generation, fn)
 		return err
 	})
@@ -226,6 +228,7 @@ func (t *txn) updateFlavor(id string, generation int64, fn func(*models.Flavor) 
 // DeleteFlavor removes a flavor.
 func (s *Store) DeleteFlavor(ctx context.Context, a Actor, id string, generation int64) error {
 	return s.write(ctx, a, "store.DeleteFlavor", func(t *txn) error {
+		t.touchFlavors()
 		cur, err := findFlavor(t.tx, id, false)
 		if err != nil {
 			return err

@@ -17,17 +17,21 @@ import (
 type changeKind uint8
 
 const (
-	changeUnknown    changeKind = iota // anything: rebuild from the database
-	changeNone                         // nothing the world holds
-	changeAggregates                   // only the aggregates named
+	changeUnknown changeKind = iota // anything: rebuild from the database
+	changeObjects                   // exactly the objects named (maybe none)
 )
 
 type change struct {
 	kind       changeKind
-	aggregates []string
-	// providers changed in place (generation, timestamps), not in their
-	// place in the tree, name or sharing.
-	providers []string
+	aggregates []string // created, changed (rows or members) or deleted
+	providers  []string // created, changed or deleted
+	servers    []string // created, changed or deleted
+	// The small tables, read again whole.
+	flavors, groups, settings bool
+}
+
+func (c *change) empty() bool {
+	return len(c.aggregates) == 0 && len(c.providers) == 0 && len(c.servers) == 0 && !c.flavors && !c.groups && !c.settings
 }
 
 // changeLog remembers what this process's recent writes changed, by the
@@ -53,31 +57,46 @@ func (l *changeLog) record(rev int64, c change) {
 
 // since merges the changes of the revisions after from up to to; false
 // when one of them is unknown or needs a rebuild.
-func (l *changeLog) since(from, to int64) (aggregates, providers []string, ok bool) {
+func (l *changeLog) since(from, to int64) (change, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	var out change
 	if to < from || to-from > changeLogSize {
-		return nil, nil, false
+		return out, false
 	}
+	out.kind = changeObjects
 	for r := from + 1; r <= to; r++ {
 		c, found := l.entries[r]
 		if !found || c.kind == changeUnknown {
-			return nil, nil, false
+			return out, false
 		}
-		aggregates = append(aggregates, c.aggregates...)
-		providers = append(providers, c.providers...)
+		out.aggregates = append(out.aggregates, c.aggregates...)
+		out.providers = append(out.providers, c.providers...)
+		out.servers = append(out.servers, c.servers...)
+		out.flavors = out.flavors || c.flavors
+		out.groups = out.groups || c.groups
+		out.settings = out.settings || c.settings
 	}
-	return aggregates, providers, true
+	out.aggregates = sortedUnique(out.aggregates)
+	out.providers = sortedUnique(out.providers)
+	out.servers = sortedUnique(out.servers)
+	return out, true
+}
+
+func sortedUnique(s []string) []string {
+	slices.Sort(s)
+	return slices.Compact(s)
 }
 
 // Live is the filtering core's snapshot of the current world, one per
 // Store and shared by every part of the server that reads the world. It is
-// built once (Warm, at start), then kept current: after a write of this
-// process that touched only aggregates, the change is applied to the
-// previous snapshot (the aggregates are read again, the 100,000 providers
-// are not); after a write that changed nothing of the world, the snapshot
-// is kept; after anything else — a write elsewhere, a provider, flavor or
-// settings change — it is rebuilt from the database.
+// built once (Warm, at start), then kept current: a write of this process
+// that says what it touched (aggregates, providers, servers, flavors,
+// groups, settings, or nothing of the world) is applied to the previous
+// snapshot by the writer — the rows it touched are read again, the 100,000
+// providers are not; after anything else — a write by another process or
+// replica, an import, a sync, an applied draft — it is rebuilt from the
+// database by the next reader.
 type Live struct {
 	s       *Store
 	cur     atomic.Pointer[liveValue]
@@ -143,6 +162,8 @@ func (l *Live) Get(ctx context.Context) (*scheduling.Snapshot, int64, error) {
 		case !errors.Is(uerr, errRebuild):
 			return nil, 0, uerr
 		}
+		l.s.log().Debug("live snapshot: rebuilding from the database, a write since is not known in detail (another process, or a bulk change)",
+			"from_revision", v.rev, "to_revision", rev)
 	}
 	w, wrev, err := l.s.LoadWorld(ctx)
 	if err != nil {
@@ -161,84 +182,86 @@ func (l *Live) Get(ctx context.Context) (*scheduling.Snapshot, int64, error) {
 
 var errRebuild = errors.New("rebuild from the database")
 
+// afterWrite brings the snapshot up to a write this process just
+// committed, when the write said what it changed: the writer pays the few
+// milliseconds, and the next reader finds the snapshot current instead of
+// updating it first. Other writes leave it to the next reader.
+func (l *Live) afterWrite(ctx context.Context, c change) {
+	if c.kind == changeUnknown || l.cur.Load() == nil {
+		return
+	}
+	if _, _, err := l.Get(context.WithoutCancel(ctx)); err != nil {
+		l.s.log().Debug("live snapshot: update after a write failed; the next reader retries", "err", err)
+	}
+}
+
 // update applies the writes since v to v's snapshot, or says errRebuild.
+// Only the rows the writes named are read. Aggregates and providers that
+// keep their place in the trees update the index in place
+// (Snapshot.WithAggregates); flavors, servers, groups and settings share
+// everything else (Snapshot.WithObjects); providers created, deleted,
+// renamed or moved re-index the patched world in memory.
 func (l *Live) update(ctx context.Context, v *liveValue) (*liveValue, error) {
 	var out *liveValue
 	err := l.s.readTx(ctx, func(tx *gorm.DB) error {
 		var rev int64
-		if err := tx.Raw("SELECT revision FROM corral_revision WHERE id = 1").Scan(&rev).Error; err != nil {
+		if err := tx.Raw(revisionQuery).Scan(&rev).Error; err != nil {
 			return err
 		}
-		touched, provs, ok := l.s.changes.since(v.rev, rev)
+		c, ok := l.s.changes.since(v.rev, rev)
 		if !ok {
 			return errRebuild
 		}
-		if len(touched) == 0 && len(provs) == 0 {
+		if c.empty() {
 			out = &liveValue{snap: v.snap, rev: rev}
 			return nil
 		}
-		slices.Sort(touched)
-		touched = slices.Compact(touched)
-		fresh, err := loadAggregates(tx, touched)
-		if err != nil {
-			return err
-		}
 		old := v.snap.World()
 		w := *old
-		changed := make(map[string]bool, len(touched))
-		for _, u := range touched {
-			changed[u] = true
+		changedAggs := make(map[string]bool, len(c.aggregates))
+		for _, u := range c.aggregates {
+			changedAggs[u] = true
 		}
-		byUUID := make(map[string]*models.Aggregate, len(fresh))
-		for i := range fresh {
-			byUUID[fresh[i].UUID] = &fresh[i]
+		if len(c.aggregates) > 0 {
+			fresh, err := loadAggregates(tx, c.aggregates)
+			if err != nil {
+				return err
+			}
+			w.Aggregates = patchAggregates(old.Aggregates, fresh, changedAggs)
 		}
-		w.Aggregates = make([]models.Aggregate, 0, len(old.Aggregates)+len(fresh))
-		for _, a := range old.Aggregates {
-			if !changed[a.UUID] {
-				w.Aggregates = append(w.Aggregates, a)
-			} else if f, ok := byUUID[a.UUID]; ok {
-				w.Aggregates = append(w.Aggregates, *f)
-				delete(byUUID, a.UUID)
+		reindex := false
+		if len(c.providers) > 0 {
+			fresh, err := loadProvidersByUUID(tx, c.providers)
+			if err != nil {
+				return err
+			}
+			w.Providers, reindex = patchProviders(v.snap, old.Providers, fresh, c.providers)
+		}
+		if len(c.servers) > 0 {
+			fresh, err := loadServersByUUID(tx, c.servers)
+			if err != nil {
+				return err
+			}
+			w.Servers = patchServers(old.Servers, fresh, c.servers)
+		}
+		if c.flavors || c.groups || c.settings {
+			var rest models.World
+			if err := loadRest(tx, &rest); err != nil {
+				return err
+			}
+			if c.flavors {
+				w.Flavors = rest.Flavors
+			}
+			if c.groups {
+				w.ServerGroups = rest.ServerGroups
+			}
+			if c.settings {
+				w.Settings = rest.Settings
 			}
 		}
-		// New aggregates have the highest ids: they come last, in id
-		// order, as LoadWorld lists them.
-		for _, f := range fresh {
-			if _, ok := byUUID[f.UUID]; ok {
-				w.Aggregates = append(w.Aggregates, f)
-			}
-		}
-		if len(provs) > 0 {
-			// Providers changed in place: a copy of the list with their
-			// new rows (the snapshot checks that nothing else moved).
-			slices.Sort(provs)
-			provs = slices.Compact(provs)
-			var fresh []models.Provider
-			for rest := provs; len(rest) > 0; {
-				n := min(len(rest), 500)
-				part, serr := scanProviderRows(tx.Model(&models.Provider{}).Where("uuid IN ?", rest[:n]), n)
-				if serr != nil {
-					return serr
-				}
-				fresh = append(fresh, part...)
-				rest = rest[n:]
-			}
-			if len(fresh) != len(provs) {
-				return errRebuild // one was deleted
-			}
-			ix := v.snap.Index()
-			w.Providers = slices.Clone(old.Providers)
-			for _, p := range fresh {
-				i, ok := ix.ProviderByUUID(p.UUID)
-				if !ok {
-					return errRebuild
-				}
-				w.Providers[i] = p
-			}
-		}
-		snap, err := v.snap.WithAggregates(&w, changed)
+		snap, err := l.apply(v.snap, &w, c, changedAggs, reindex)
 		if err != nil {
+			l.s.log().Debug("live snapshot: the change does not apply, rebuilding from the database", "revision", rev, "err", err)
 			return errRebuild
 		}
 		out = &liveValue{snap: snap, rev: rev}
@@ -249,6 +272,154 @@ func (l *Live) update(ctx context.Context, v *liveValue) (*liveValue, error) {
 			return nil, errRebuild
 		}
 		return nil, mapErr("store.Live", err)
+	}
+	return out, nil
+}
+
+// apply builds the snapshot of w, which differs from prev's world by c.
+func (l *Live) apply(prev *scheduling.Snapshot, w *models.World, c change, changedAggs map[string]bool, reindex bool) (*scheduling.Snapshot, error) {
+	if reindex {
+		l.s.log().Debug("live snapshot: providers created, deleted or moved; indexing the updated world", "providers", len(c.providers))
+		return scheduling.NewSnapshot(w)
+	}
+	snap := prev
+	if len(c.aggregates) > 0 || len(c.providers) > 0 {
+		// WithAggregates takes a world whose other objects are prev's.
+		old := prev.World()
+		step := *old
+		step.Providers, step.Aggregates = w.Providers, w.Aggregates
+		next, err := prev.WithAggregates(&step, changedAggs)
+		if err != nil {
+			return nil, err
+		}
+		snap = next
+		w.Providers, w.Aggregates = step.Providers, step.Aggregates
+	}
+	if len(c.servers) > 0 || c.flavors || c.groups || c.settings {
+		base := snap.World()
+		w.Providers, w.Aggregates = base.Providers, base.Aggregates
+		return snap.WithObjects(w)
+	}
+	return snap, nil
+}
+
+// patchAggregates replaces the changed aggregates of old by their fresh
+// rows (dropping deleted ones) and appends new ones, in id order as
+// loadWorld lists them.
+func patchAggregates(old, fresh []models.Aggregate, changed map[string]bool) []models.Aggregate {
+	byUUID := make(map[string]*models.Aggregate, len(fresh))
+	for i := range fresh {
+		byUUID[fresh[i].UUID] = &fresh[i]
+	}
+	out := make([]models.Aggregate, 0, len(old)+len(fresh))
+	for _, a := range old {
+		if !changed[a.UUID] {
+			out = append(out, a)
+		} else if f, ok := byUUID[a.UUID]; ok {
+			out = append(out, *f)
+			delete(byUUID, a.UUID)
+		}
+	}
+	// New aggregates have the highest ids: they come last, in id order.
+	for _, f := range fresh {
+		if _, ok := byUUID[f.UUID]; ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// patchProviders returns old with the touched providers replaced by their
+// fresh rows, and whether the trees changed shape (a provider created,
+// deleted, renamed, moved, or made or unmade a sharing provider): then the
+// list is re-sorted and the world must be indexed anew.
+func patchProviders(prev *scheduling.Snapshot, old, fresh []models.Provider, touched []string) ([]models.Provider, bool) {
+	ix := prev.Index()
+	inPlace := len(fresh) == len(touched)
+	for i := range fresh {
+		if !inPlace {
+			break
+		}
+		k, ok := ix.ProviderByUUID(fresh[i].UUID)
+		if !ok {
+			inPlace = false
+			break
+		}
+		o := ix.Provider(k)
+		inPlace = o.Name == fresh[i].Name && sameParent(o.ParentUUID, fresh[i].ParentUUID) &&
+			o.RootUUID == fresh[i].RootUUID && o.IsSharing() == fresh[i].IsSharing()
+	}
+	if inPlace {
+		out := slices.Clone(old)
+		for _, p := range fresh {
+			k, _ := ix.ProviderByUUID(p.UUID)
+			out[k] = p
+		}
+		return out, false
+	}
+	gone := make(map[string]bool, len(touched))
+	for _, u := range touched {
+		gone[u] = true
+	}
+	out := make([]models.Provider, 0, len(old)+len(fresh))
+	for _, p := range old {
+		if !gone[p.UUID] {
+			out = append(out, p)
+		}
+	}
+	out = append(out, fresh...)
+	sortProviders(out)
+	return out, true
+}
+
+func sameParent(a, b *string) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
+}
+
+// patchServers returns old with the touched servers replaced by their
+// fresh rows (deleted ones dropped), in loadWorld's order.
+func patchServers(old, fresh []models.Server, touched []string) []models.Server {
+	gone := make(map[string]bool, len(touched))
+	for _, u := range touched {
+		gone[u] = true
+	}
+	out := make([]models.Server, 0, len(old)+len(fresh))
+	for _, v := range old {
+		if !gone[v.UUID] {
+			out = append(out, v)
+		}
+	}
+	out = append(out, fresh...)
+	sortServers(out)
+	return out
+}
+
+// loadProvidersByUUID reads the providers with these uuids that exist.
+func loadProvidersByUUID(tx *gorm.DB, uuids []string) ([]models.Provider, error) {
+	var out []models.Provider
+	for rest := uuids; len(rest) > 0; {
+		n := min(len(rest), 500)
+		part, err := scanProviderRows(tx.Model(&models.Provider{}).Where("uuid IN ?", rest[:n]), n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, part...)
+		rest = rest[n:]
+	}
+	return out, nil
+}
+
+// loadServersByUUID reads the servers with these uuids that exist.
+func loadServersByUUID(tx *gorm.DB, uuids []string) ([]models.Server, error) {
+	var out []models.Server
+	for rest := uuids; len(rest) > 0; {
+		n := min(len(rest), 500)
+		var part []models.Server
+		if err := tx.Where("uuid IN ?", rest[:n]).Find(&part).Error; err != nil {
+			return nil, err
+		}
+		out = append(out, part...)
+		rest = rest[n:]
 	}
 	return out, nil
 }

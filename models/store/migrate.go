@@ -141,10 +141,13 @@ func (s *Store) migrateTx(tx *gorm.DB) error {
 	if err != nil {
 		return err
 	}
+	pending := len(ms)
 	if tx.Migrator().HasTable(migrationsTable) {
-		if err := refuseNewer(tx, ms); err != nil {
+		applied, err := refuseNewer(tx, ms)
+		if err != nil {
 			return err
 		}
+		pending = len(ms) - applied
 	} else if tx.Migrator().HasTable("providers") {
 		// Made by a release that migrated with GORM's AutoMigrate: version
 		// 0001 is written to adopt such a database as it is.
@@ -173,7 +176,9 @@ func (s *Store) migrateTx(tx *gorm.DB) error {
 	if err := g.Migrate(); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	if !s.postgres {
+	// Checking every foreign key reads every membership and allocation:
+	// seconds at 100,000 providers, so only after a migration ran.
+	if !s.postgres && pending > 0 {
 		var bad []struct{ Table, Parent string }
 		if err := tx.Raw("PRAGMA foreign_key_check").Scan(&bad).Error; err != nil {
 			return err
@@ -187,10 +192,11 @@ func (s *Store) migrateTx(tx *gorm.DB) error {
 
 // refuseNewer stops a binary from using a database that a newer release
 // has migrated past what this binary knows: it would half-understand it.
-func refuseNewer(tx *gorm.DB, ms []migration) error {
+// It returns how many of ms the database has had.
+func refuseNewer(tx *gorm.DB, ms []migration) (int, error) {
 	var applied []string
 	if err := tx.Table(migrationsTable).Order("id").Pluck("id", &applied).Error; err != nil {
-		return err
+		return 0, err
 	}
 	known := map[string]bool{}
 	for _, m := range ms {
@@ -198,12 +204,12 @@ func refuseNewer(tx *gorm.DB, ms []migration) error {
 	}
 	for _, id := range applied {
 		if !known[id] {
-			return models.E(models.Invalid, "db",
+			return 0, models.E(models.Invalid, "db",
 				"the database's schema is at version %s, newer than this corral knows (up to %s): run the newer corral, or restore a backup",
 				applied[len(applied)-1], ms[len(ms)-1].ID)
 		}
 	}
-	return nil
+	return len(applied), nil
 }
 
 // baselineColumns are the tables and columns of version 0001, which every

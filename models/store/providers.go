@@ -238,7 +238,11 @@ func (s *Store) CreateProvider(ctx context.Context, a Actor, p *models.Provider)
 		return models.E(models.Invalid, "provider", "no provider given")
 	}
 	return s.write(ctx, a, "store.CreateProvider", func(t *txn) error {
-		return t.createProvider(p)
+		if err := t.createProvider(p); err != nil {
+			return err
+		}
+		t.touchProviders(p.UUID)
+		return nil
 	})
 }
 
@@ -323,8 +327,11 @@ func cloneProvider(p *models.Provider) *models.Provider {
 func (s *Store) UpdateProvider(ctx context.Context, a Actor, provUUID string, generation int64, fn func(*models.Provider) error, opts ...WriteOption) (*models.Provider, error) {
 	var out *models.Provider
 	err := s.write(ctx, a, "store.UpdateProvider", func(t *txn) (err error) {
-		out, err = t.updateProvider(provUUID, generation, fn, opts...)
-		return err
+		if out, err = t.updateProvider(provUUID, generation, fn, opts...); err != nil {
+			return err
+		}
+		t.touchProviders(out.UUID)
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -444,6 +451,7 @@ func (t *txn) moveSubtree(top, oldRoot, newRoot string, o writeOptions) error {
 		queue = append(queue[1:], children[u]...)
 		moved = append(moved, u)
 	}
+	t.noteProviders(moved...)
 	for rest := moved; len(rest) > 0; {
 		n := min(len(rest), 500)
 		cols := map[string]any{"root_uuid": newRoot, "updated_at": t.now}
@@ -496,6 +504,8 @@ func (s *Store) DeleteProvider(ctx context.Context, a Actor, provUUID string, ge
 		if err := t.bumpAggregates(aggs); err != nil {
 			return err
 		}
+		t.touchAggregates(aggs...)
+		t.touchProviders(cur.UUID)
 		res := t.tx.Where("uuid = ? AND generation = ?", cur.UUID, cur.Generation).Delete(&models.Provider{})
 		if res.Error != nil {
 			return res.Error
@@ -599,7 +609,7 @@ func (s *Store) SetProviderAggregates(ctx context.Context, a Actor, provUUID str
 			return staleErr("resource provider", cur.Name)
 		}
 		t.touchAggregates(append(slices.Clone(added), removed...)...)
-		t.touchProvidersInPlace(cur.UUID)
+		t.noteProviders(cur.UUID)
 		return t.audit("set-aggregates", "provider", cur.UUID, cur.Name,
 			map[string]any{"aggregates": have, "generation": cur.Generation},
 			map[string]any{"aggregates": want, "generation": newGen})
@@ -622,6 +632,11 @@ func (t *txn) serversOn(host string) ([]string, error) {
 func (t *txn) keepServersHosted(cur, next *models.Provider) error {
 	if next.IsHost() {
 		if next.Name != cur.Name {
+			var hosted []string
+			if err := t.tx.Model(&models.Server{}).Where("host = ?", cur.Name).Pluck("uuid", &hosted).Error; err != nil {
+				return err
+			}
+			t.noteServers(hosted...)
 			return t.tx.Model(&models.Server{}).Where("host = ?", cur.Name).
 				UpdateColumns(map[string]any{"host": next.Name, "updated_at": t.now}).Error
 		}

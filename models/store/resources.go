@@ -160,6 +160,11 @@ func (s *Store) SetAllocations(ctx context.Context, a Actor, writes []ConsumerAl
 				return err
 			}
 		}
+		// Consumers are not part of the world; the providers' usages are.
+		t.keepsWorld()
+		for u := range touched {
+			t.touchProviders(u)
+		}
 		return t.recomputeUsages(touched, writes)
 	})
 }
@@ -465,6 +470,7 @@ func (s *Store) CustomTraits(ctx context.Context) ([]string, error) {
 // CreateResourceClass adds a custom class; an existing one is a Conflict.
 func (s *Store) CreateResourceClass(ctx context.Context, a Actor, name string) error {
 	return s.write(ctx, a, "store.CreateResourceClass", func(t *txn) error {
+		t.keepsWorld() // the catalog, not the world
 		var n int64
 		if err := t.tx.Model(&models.ResourceClass{}).Where("name = ?", name).Count(&n).Error; err != nil {
 			return err
@@ -483,6 +489,7 @@ func (s *Store) CreateResourceClass(ctx context.Context, a Actor, name string) e
 // a Conflict, a missing one NotFound.
 func (s *Store) DeleteResourceClass(ctx context.Context, a Actor, name string, inUse bool) error {
 	return s.write(ctx, a, "store.DeleteResourceClass", func(t *txn) error {
+		t.keepsWorld() // the catalog, not the world
 		if inUse {
 			return models.E(models.Conflict, "name", "Cannot delete resource class %s. Class is in use in inventory.", name)
 		}
@@ -500,6 +507,7 @@ func (s *Store) DeleteResourceClass(ctx context.Context, a Actor, name string, i
 // EnsureTrait adds a custom trait; created is false when it existed.
 func (s *Store) EnsureTrait(ctx context.Context, a Actor, name string) (created bool, err error) {
 	err = s.write(ctx, a, "store.EnsureTrait", func(t *txn) error {
+		t.keepsWorld() // the catalog, not the world
 		var n int64
 		if cerr := t.tx.Model(&models.Trait{}).Where("name = ?", name).Count(&n).Error; cerr != nil {
 			return cerr
@@ -518,6 +526,7 @@ func (s *Store) EnsureTrait(ctx context.Context, a Actor, name string) (created 
 // DeleteTrait removes a custom trait (the caller has checked it is unused).
 func (s *Store) DeleteTrait(ctx context.Context, a Actor, name string) error {
 	return s.write(ctx, a, "store.DeleteTrait", func(t *txn) error {
+		t.keepsWorld() // the catalog, not the world
 		res := t.tx.Where("name = ?", name).Delete(&models.Trait{})
 		if res.Error != nil {
 			return res.Error

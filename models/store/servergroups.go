@@ -200,7 +200,10 @@ func (s *Store) CreateServerGroup(ctx context.Context, a Actor, g *models.Server
 	if g == nil {
 		return models.E(models.Invalid, "server_group", "no server group given")
 	}
-	return s.write(ctx, a, "store.CreateServerGroup", func(t *txn) error { return t.createServerGroup(g) })
+	return s.write(ctx, a, "store.CreateServerGroup", func(t *txn) error {
+		t.touchGroups()
+		return t.createServerGroup(g)
+	})
 }
 
 // createServerGroup is CreateServerGroup inside a write.
@@ -258,6 +261,7 @@ func (t *txn) createServerGroup(g *models.ServerGroup) error {
 func (s *Store) UpdateServerGroup(ctx context.Context, a Actor, id string, generation int64, fn func(*models.ServerGroup) error) (*models.ServerGroup, error) {
 	var out *models.ServerGroup
 	err := s.write(ctx, a, "store.UpdateServerGroup", func(t *txn) (err error) {
+		t.touchGroups()
 		out, err = t.updateServerGroup(id, generation, fn)
 		return err
 	})
@@ -316,7 +320,10 @@ func (t *txn) updateServerGroup(id string, generation int64, fn func(*models.Ser
 
 // DeleteServerGroup removes a group (its servers stay).
 func (s *Store) DeleteServerGroup(ctx context.Context, a Actor, id string, generation int64) error {
-	return s.write(ctx, a, "store.DeleteServerGroup", func(t *txn) error { return t.deleteServerGroup(id, generation) })
+	return s.write(ctx, a, "store.DeleteServerGroup", func(t *txn) error {
+		t.touchGroups()
+		return t.deleteServerGroup(id, generation)
+	})
 }
 
 // deleteServerGroup is DeleteServerGroup inside a write.

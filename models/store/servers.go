@@ -115,6 +115,7 @@ func (s *Store) CreateServer(ctx context.Context, a Actor, srv *models.Server) e
 			return models.E(models.Conflict, "uuid", "server %s already exists", srv.UUID)
 		}
 		srv.CreatedAt, srv.UpdatedAt = t.now, t.now
+		t.touchServers(srv.UUID)
 		if err := t.tx.Create(srv).Error; err != nil {
 			return err
 		}
@@ -139,6 +140,7 @@ func (s *Store) UpdateServer(ctx context.Context, a Actor, id string, fn func(*m
 			}
 		}
 		next.UUID, next.CreatedAt, next.UpdatedAt = cur.UUID, cur.CreatedAt, t.now
+		t.touchServers(cur.UUID)
 		if err := t.checkServer(&next); err != nil {
 			return err
 		}
@@ -166,6 +168,8 @@ func (s *Store) DeleteServer(ctx context.Context, a Actor, id string) error {
 		if err != nil {
 			return err
 		}
+		t.touchServers(cur.UUID)
+		t.touchGroups()
 		for _, g := range groups {
 			members := make([]string, 0, len(g.Members))
 			for _, m := range g.Members {

@@ -77,6 +77,7 @@ func (s *Store) UpdateSettings(ctx context.Context, a Actor, generation int64, s
 		return err
 	}
 	return s.write(ctx, a, "store.UpdateSettings", func(t *txn) error {
+		t.touchSettings()
 		return t.saveSettings(generation, st)
 	})
 }

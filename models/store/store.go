@@ -37,11 +37,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net"
 	"net/url"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -77,6 +79,22 @@ type Store struct {
 	liveOnce sync.Once
 	live     *Live
 	syncMu   sync.Mutex // the cloud-sync lock on SQLite (see TrySyncLock)
+	// revStmt reads the revision, prepared once: every request reads it,
+	// and through GORM the statement was built and prepared each time.
+	revOnce sync.Once
+	revStmt *sql.Stmt
+	logger  atomic.Pointer[slog.Logger]
+}
+
+// SetLogger sets where the store logs (how the live snapshot follows
+// writes, at Debug); slog's default logger until then.
+func (s *Store) SetLogger(l *slog.Logger) { s.logger.Store(l) }
+
+func (s *Store) log() *slog.Logger {
+	if l := s.logger.Load(); l != nil {
+		return l
+	}
+	return slog.Default()
 }
 
 // Tables the models package does not describe (corral_revision has no
@@ -231,6 +249,10 @@ func (s *Store) Close() error {
 	if s == nil {
 		return nil
 	}
+	s.revOnce.Do(func() {}) // orders this read of revStmt after its write
+	if s.revStmt != nil {
+		s.revStmt.Close()
+	}
 	err := closeGorm(s.db)
 	if s.rdb != s.db {
 		if e := closeGorm(s.rdb); err == nil {
@@ -266,10 +288,24 @@ func (s *Store) Revision(ctx context.Context) (int64, error) {
 
 // currentRevision reads the revision from the database, memo or not.
 func (s *Store) currentRevision(ctx context.Context) (int64, error) {
+	s.revOnce.Do(func() {
+		if sqlDB, err := s.rdb.DB(); err == nil {
+			s.revStmt, _ = sqlDB.PrepareContext(context.WithoutCancel(ctx), revisionQuery)
+		}
+	})
 	var rev int64
-	err := s.rdb.WithContext(ctx).Raw("SELECT revision FROM corral_revision WHERE id = 1").Scan(&rev).Error
+	var err error
+	if s.revStmt != nil {
+		if err = s.revStmt.QueryRowContext(ctx).Scan(&rev); errors.Is(err, sql.ErrNoRows) {
+			err = nil // as GORM's Scan: no row, revision 0
+		}
+	} else {
+		err = s.rdb.WithContext(ctx).Raw(revisionQuery).Scan(&rev).Error
+	}
 	return rev, mapErr("store.Revision", err)
 }
+
+const revisionQuery = "SELECT revision FROM corral_revision WHERE id = 1"
 
 type revisionMemoKey struct{}
 
@@ -306,26 +342,57 @@ type txn struct {
 	change change
 }
 
+// What a write changed, for the live snapshot (live.go). A write that
+// calls none of the touch methods may have changed anything: the snapshot
+// is then rebuilt from the database. A write that calls one declares
+// everything of the world it changed; the helpers it runs note what they
+// change on the side (noteProviders, noteServers).
+
 // touchAggregates declares that the write changed these aggregates (their
-// rows or members) and nothing else of the world.
+// rows or members).
 func (t *txn) touchAggregates(uuids ...string) {
-	if t.change.kind == changeUnknown || t.change.kind == changeNone {
-		t.change.kind = changeAggregates
-	}
+	t.tracked()
 	t.change.aggregates = append(t.change.aggregates, uuids...)
 }
 
-// touchProvidersInPlace declares that the write also changed these
-// providers, but not their name, parent or traits (a generation).
-func (t *txn) touchProvidersInPlace(uuids ...string) {
+// touchProviders declares that the write created, changed or deleted
+// these providers.
+func (t *txn) touchProviders(uuids ...string) {
+	t.tracked()
+	t.noteProviders(uuids...)
+}
+
+// noteProviders records providers a helper changed, for a write that
+// declares its changes.
+func (t *txn) noteProviders(uuids ...string) {
 	t.change.providers = append(t.change.providers, uuids...)
 }
 
+// touchServers declares that the write created, changed or deleted these
+// servers.
+func (t *txn) touchServers(uuids ...string) {
+	t.tracked()
+	t.noteServers(uuids...)
+}
+
+func (t *txn) noteServers(uuids ...string) {
+	t.change.servers = append(t.change.servers, uuids...)
+}
+
+// touchFlavors, touchGroups and touchSettings declare a change to the
+// flavors, the server groups or the settings: small tables, read again
+// whole.
+func (t *txn) touchFlavors()  { t.tracked(); t.change.flavors = true }
+func (t *txn) touchGroups()   { t.tracked(); t.change.groups = true }
+func (t *txn) touchSettings() { t.tracked(); t.change.settings = true }
+
 // keepsWorld declares that the write changed nothing the world holds
-// (users, tokens, drafts, quotas).
-func (t *txn) keepsWorld() {
+// (users, tokens, drafts, quotas, the resource class and trait catalog).
+func (t *txn) keepsWorld() { t.tracked() }
+
+func (t *txn) tracked() {
 	if t.change.kind == changeUnknown {
-		t.change.kind = changeNone
+		t.change.kind = changeObjects
 	}
 }
 
@@ -353,10 +420,11 @@ func (s *Store) write(ctx context.Context, a Actor, op string, fn func(t *txn) e
 		}
 		return nil
 	})
+	forgetRevision(ctx)
 	if err == nil {
 		s.changes.record(rev, t.change)
+		s.Live().afterWrite(ctx, t.change)
 	}
-	forgetRevision(ctx)
 	return mapErr(op, err)
 }
 

@@ -44,7 +44,7 @@ func TestWriteCandidatesMatchesRender(t *testing.T) {
 		}
 		// Without the snapshot's encoded summaries, and with them (twice:
 		// encoding them, then reusing them).
-		enc := &encodedProviders{ix: ix}
+		enc := &encodedProviders{ix: ix, encodings: &encodings{}}
 		for _, e := range []*encodedProviders{nil, enc, enc} {
 			got := writeCandidates(ix, e, res, q, placement.V(v))
 			b = nil
@@ -101,6 +101,6 @@ func FuzzCandidateQuery(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%q: %v", raw, err)
 		}
-		_ = writeCandidates(ix, &encodedProviders{ix: ix}, res, req, placement.V(minor))
+		_ = writeCandidates(ix, &encodedProviders{ix: ix, encodings: &encodings{}}, res, req, placement.V(minor))
 	})
 }

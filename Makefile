@@ -11,6 +11,7 @@ FUZZ_TARGETS := \
 	./handlers/jsonschema:FuzzValidate \
 	./handlers/placementapi:FuzzParseListQuery \
 	./handlers/placementapi:FuzzCandidateQuery \
+	./handlers/query:FuzzParseMatrixFilter \
 	./handlers/compute:FuzzParseServerGroupCreate \
 	./handlers/compute:FuzzParseQuotaSetUpdate \
 	./models/cloud:FuzzParseNovaConf

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -54,4 +55,43 @@ func Flashes(c echo.Context) []Flash {
 		out = append(out, Flash{Kind: kind, Msg: msg})
 	}
 	return out
+}
+
+// formErrorsKey is the session key of a refused form's messages.
+func formErrorsKey(form string) string { return "form-errors:" + form }
+
+// KeepFormErrors keeps a refused form's messages, by field, for the page
+// the browser is sent back to (post/redirect/get). They are the messages
+// that page cannot find again by checking the typed values itself: a
+// concurrent edit, a name already taken.
+func KeepFormErrors(c echo.Context, form string, errs map[string]string) {
+	st := session(c)
+	if st == nil || len(errs) == 0 {
+		return
+	}
+	b, err := json.Marshal(errs)
+	if err != nil {
+		return
+	}
+	st.sess.Values[formErrorsKey(form)] = string(b)
+	st.dirty = true
+}
+
+// TakeFormErrors returns the messages kept for form, once.
+func TakeFormErrors(c echo.Context, form string) map[string]string {
+	st := session(c)
+	if st == nil {
+		return nil
+	}
+	raw, ok := st.sess.Values[formErrorsKey(form)].(string)
+	if !ok {
+		return nil
+	}
+	delete(st.sess.Values, formErrorsKey(form))
+	st.dirty = true
+	var errs map[string]string
+	if json.Unmarshal([]byte(raw), &errs) != nil {
+		return nil
+	}
+	return errs
 }

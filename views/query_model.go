@@ -290,7 +290,7 @@ func treeAllKept(t QueryTree) bool {
 type QueryColumn struct {
 	Name  string
 	Short string // the head shown; Name is its title
-	Kind  string // "request", "placement", "filter" or "weigher"
+	Kind  string // "request", "placement", "capacity", "filter" or "weigher"
 }
 
 // QueryMatrixRow is one host across every stage.

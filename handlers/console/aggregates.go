@@ -88,6 +88,14 @@ func deref(p *string) string {
 
 // AggregateNew shows the create form (GET /aggregates/new).
 func (h *Handler) AggregateNew(c echo.Context) error {
+	if again, kept := retrying(c, "aggregate-new"); again {
+		f, _, err := h.readNewAggregate(c)
+		if err != nil {
+			return err
+		}
+		mergeErrors(f.Errors, kept)
+		return h.renderNew(c, http.StatusOK, f)
+	}
 	return h.renderNew(c, http.StatusOK, cv.AggregateForm{Errors: map[string]string{}})
 }
 
@@ -132,22 +140,14 @@ func readAggregateForm(c echo.Context, currentAZ string) cv.AggregateForm {
 // transaction (POST /aggregates).
 func (h *Handler) AggregateCreate(c echo.Context) error {
 	ctx := c.Request().Context()
-	f := readAggregateForm(c, "")
-	var members []string
-	if refs := splitList(f.Hosts); len(refs) > 0 {
-		provs, missing, err := h.resolveProviders(c, refs)
-		if err != nil {
-			return err
-		}
-		if len(missing) > 0 {
-			f.Errors["hosts"] = "No such provider: " + strings.Join(missing, ", ") + ". Nothing was created."
-		}
-		for _, p := range provs {
-			members = append(members, p.UUID)
-		}
+	f, members, err := h.readNewAggregate(c)
+	if err != nil {
+		return err
 	}
+	// A refusal comes back to the form (post/redirect/get) with what was
+	// typed; the page checks it again.
 	if len(f.Errors) > 0 {
-		return h.renderNew(c, http.StatusBadRequest, f)
+		return retryForm(c, "/aggregates/new", "aggregate-new", f.Errors, "")
 	}
 	agg := &models.Aggregate{Name: f.Name, Members: members}
 	if f.AZ != "" {
@@ -157,8 +157,8 @@ func (h *Handler) AggregateCreate(c echo.Context) error {
 		if !userError(err) {
 			return err
 		}
-		f.Errors = placeError(err, map[string]string{"name": "name", "members": "hosts", "availability_zone": "availability_zone"})
-		return h.renderNew(c, handlers.StatusOf(err), f)
+		return retryForm(c, "/aggregates/new", "aggregate-new",
+			placeError(err, map[string]string{"name": "name", "members": "hosts", "availability_zone": "availability_zone"}), "")
 	}
 	msg := fmt.Sprintf("Aggregate “%s” created", agg.Name)
 	if f.AZ != "" {
@@ -168,6 +168,26 @@ func (h *Handler) AggregateCreate(c echo.Context) error {
 		msg += " with " + views.Plural(n, "member", "members")
 	}
 	return redirectFlash(c, handlers.FlashSuccess, msg+".", "/aggregates/"+agg.UUID)
+}
+
+// readNewAggregate reads and checks the new-aggregate form, with the
+// providers its hosts field names.
+func (h *Handler) readNewAggregate(c echo.Context) (cv.AggregateForm, []string, error) {
+	f := readAggregateForm(c, "")
+	var members []string
+	if refs := splitList(f.Hosts); len(refs) > 0 {
+		provs, missing, err := h.resolveProviders(c, refs)
+		if err != nil {
+			return f, nil, err
+		}
+		if len(missing) > 0 {
+			f.Errors["hosts"] = "No such provider: " + strings.Join(missing, ", ") + ". Nothing was created."
+		}
+		for _, p := range provs {
+			members = append(members, p.UUID)
+		}
+	}
+	return f, members, nil
 }
 
 // placeError turns a store refusal into form messages, putting it next to
@@ -235,6 +255,55 @@ func (h *Handler) AggregateDetail(c echo.Context) error {
 				// The rows are what was typed on top of that generation.
 				d.Metadata.Generation = gen
 			}
+		})
+	}
+	if again, kept := retrying(c, "aggregate"); again {
+		cur := deref(agg.AvailabilityZone)
+		f := readAggregateForm(c, cur)
+		f.UUID, f.Generation = agg.UUID, agg.Generation
+		if gen, gerr := formGeneration(c); gerr == nil {
+			f.Generation = gen
+		}
+		if f.Name == agg.Name && f.AZ == cur {
+			delete(f.Errors, "confirm_az")
+		}
+		mergeErrors(f.Errors, kept)
+		return h.renderDetail(c, http.StatusOK, agg, func(d *cv.AggregateDetailProps) { d.Form = f })
+	}
+	if again, kept := retrying(c, "members"); again {
+		params, _ := c.FormParams()
+		refs := dedupe(append(slices.Clone(params["provider"]), splitList(c.QueryParam("bulk"))...))
+		msg := kept[""]
+		if msg == "" {
+			if msg, err = h.membersProblem(c, refs); err != nil {
+				return err
+			}
+		}
+		// Ticked providers come back by name in the box.
+		provs, _, perr := h.resolveProviders(c, refs)
+		if perr != nil {
+			return perr
+		}
+		shown := slices.Clone(refs)
+		for i, r := range shown {
+			for _, p := range provs {
+				if p.UUID == r {
+					shown[i] = p.Name
+				}
+			}
+		}
+		return h.renderDetail(c, http.StatusOK, agg, func(d *cv.AggregateDetailProps) {
+			d.Picker.Bulk, d.Picker.Error = strings.Join(shown, "\n"), msg
+		})
+	}
+	if again, kept := retrying(c, "members-remove"); again {
+		params, _ := c.FormParams()
+		ticked := params["provider"]
+		return h.renderDetail(c, http.StatusOK, agg, func(d *cv.AggregateDetailProps) {
+			for i := range d.Members {
+				d.Members[i].Ticked = slices.Contains(ticked, d.Members[i].UUID)
+			}
+			d.MemberError = kept[""]
 		})
 	}
 	retry, err := h.retryTag(c, agg)
@@ -583,7 +652,7 @@ func (h *Handler) AggregateUpdate(c echo.Context) error {
 		f.Errors[""] = errMsg(gerr)
 	}
 	if len(f.Errors) > 0 {
-		return h.renderDetail(c, http.StatusBadRequest, agg, func(d *cv.AggregateDetailProps) { d.Form = f })
+		return retryForm(c, "/aggregates/"+agg.UUID, "aggregate", f.Errors, "")
 	}
 	if f.Name == agg.Name && f.AZ == cur {
 		return redirectFlash(c, handlers.FlashSuccess, "Nothing to save: name and zone are unchanged.", "/aggregates/"+agg.UUID)
@@ -601,13 +670,11 @@ func (h *Handler) AggregateUpdate(c echo.Context) error {
 		if !userError(err) {
 			return err
 		}
-		f.Errors = placeError(err, map[string]string{"name": "name", "availability_zone": "availability_zone"})
-		if isStale(err) {
-			// Keep the generation the edit was based on: saving again
-			// without reloading must not overwrite the other change.
-			f.Generation = gen
-		}
-		return h.renderDetail(c, handlers.StatusOf(err), agg, func(d *cv.AggregateDetailProps) { d.Form = f })
+		// The form comes back with the generation the edit was based on
+		// (it rides in the URL): saving again without reloading must not
+		// overwrite another admin's change.
+		return retryForm(c, "/aggregates/"+agg.UUID, "aggregate",
+			placeError(err, map[string]string{"name": "name", "availability_zone": "availability_zone"}), "")
 	}
 	var changes []string
 	if next.Name != agg.Name {
@@ -872,25 +939,25 @@ func (h *Handler) MembersAdd(c echo.Context) error {
 	}
 	params, _ := c.FormParams()
 	refs := append(slices.Clone(params["provider"]), splitList(c.FormValue("bulk"))...)
-	pk := func(msg string) detailOpts {
-		return func(d *cv.AggregateDetailProps) {
-			d.Picker.Bulk = c.FormValue("bulk")
-			d.Picker.Error = msg
-		}
+	// A refusal comes back to the picker (post/redirect/get) with the
+	// ticked and pasted providers in its box and the message beside it.
+	back := "/aggregates/" + agg.UUID
+	refuse := func(msg string) error {
+		return retryForm(c, back, "members", map[string]string{"": msg}, "#picker")
 	}
 	gen, gerr := formGeneration(c)
 	if gerr != nil {
-		return h.renderDetail(c, http.StatusBadRequest, agg, pk(errMsg(gerr)))
+		return refuse(errMsg(gerr))
 	}
-	if len(refs) == 0 {
-		return h.renderDetail(c, http.StatusBadRequest, agg, pk("Tick providers found above or paste names or uuids."))
+	if msg, merr := h.membersProblem(c, dedupe(refs)); merr != nil || msg != "" {
+		if merr != nil {
+			return merr
+		}
+		return refuse(msg)
 	}
-	provs, missing, err := h.resolveProviders(c, dedupe(refs))
+	provs, _, err := h.resolveProviders(c, dedupe(refs))
 	if err != nil {
 		return err
-	}
-	if len(missing) > 0 {
-		return h.renderDetail(c, http.StatusNotFound, agg, pk("No such provider: "+strings.Join(missing, ", ")+". Nothing was added."))
 	}
 	var add, already []string
 	for _, p := range provs {
@@ -902,7 +969,7 @@ func (h *Handler) MembersAdd(c echo.Context) error {
 	}
 	names := providerNames(provs, add)
 	if len(add) == 0 {
-		return redirectFlash(c, handlers.FlashWarning, "Nothing added: "+strings.Join(already, ", ")+" already in “"+agg.Name+"”.", "/aggregates/"+agg.UUID)
+		return redirectFlash(c, handlers.FlashWarning, "Nothing added: "+strings.Join(already, ", ")+" already in “"+agg.Name+"”.", back)
 	}
 	_, err = h.store().UpdateAggregate(c.Request().Context(), handlers.Actor(c), agg.UUID, gen, func(a *models.Aggregate) error {
 		a.Members = append(a.Members, add...)
@@ -912,13 +979,29 @@ func (h *Handler) MembersAdd(c echo.Context) error {
 		if !userError(err) {
 			return err
 		}
-		return h.renderDetail(c, handlers.StatusOf(err), agg, pk(upperFirst(conflictMessage(err))))
+		return refuse(upperFirst(conflictMessage(err)))
 	}
 	msg := fmt.Sprintf("Added %s to “%s”: %s.", views.Plural(len(add), "provider", "providers"), agg.Name, listSome(names, 10))
 	if len(already) > 0 {
 		msg += " Already members: " + listSome(already, 10) + "."
 	}
-	return redirectFlash(c, handlers.FlashSuccess, msg, "/aggregates/"+agg.UUID)
+	return redirectFlash(c, handlers.FlashSuccess, msg, back)
+}
+
+// membersProblem is what is wrong with the providers named to add, "" when
+// nothing is: none named, or some that do not exist.
+func (h *Handler) membersProblem(c echo.Context, refs []string) (string, error) {
+	if len(refs) == 0 {
+		return "Tick providers found above or paste names or uuids.", nil
+	}
+	_, missing, err := h.resolveProviders(c, refs)
+	if err != nil {
+		return "", err
+	}
+	if len(missing) > 0 {
+		return "No such provider: " + strings.Join(missing, ", ") + ". Nothing was added.", nil
+	}
+	return "", nil
 }
 
 func dedupe(s []string) []string {
@@ -956,12 +1039,17 @@ func (h *Handler) MembersRemove(c echo.Context) error {
 	params, _ := c.FormParams()
 	sel := dedupe(params["provider"])
 	back := "/aggregates/" + agg.UUID
+	// A refusal comes back to the member list (post/redirect/get) with the
+	// same members ticked and the message above them.
+	refuse := func(msg string) error {
+		return retryForm(c, back, "members-remove", map[string]string{"": msg}, "#members")
+	}
 	gen, gerr := formGeneration(c)
 	if gerr != nil {
-		return redirectFlash(c, handlers.FlashError, errMsg(gerr), back)
+		return refuse(errMsg(gerr))
 	}
 	if len(sel) == 0 {
-		return redirectFlash(c, handlers.FlashError, "Nothing removed: tick the members to remove.", back)
+		return refuse("Nothing removed: tick the members to remove.")
 	}
 	var drop []string
 	for _, u := range sel {
@@ -985,7 +1073,7 @@ func (h *Handler) MembersRemove(c echo.Context) error {
 		if !userError(err) {
 			return err
 		}
-		return redirectFlash(c, handlers.FlashError, upperFirst(conflictMessage(err)), back)
+		return refuse(upperFirst(conflictMessage(err)))
 	}
 	var names []string
 	for _, r := range rows {

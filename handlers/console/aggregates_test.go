@@ -99,10 +99,7 @@ func TestAggregateCreateWithZoneAndHosts(t *testing.T) {
 
 	// A zone without the acknowledgement comes back with the message next
 	// to the tick box, and nothing is created.
-	r := c.Submit("/aggregates/new", "/aggregates", url.Values{"name": {"fresh"}, "availability_zone": {"north"}})
-	if r.StatusCode != http.StatusBadRequest {
-		t.Fatalf("status %d, want 400", r.StatusCode)
-	}
+	r := refused(t, c, "/aggregates/new", "/aggregates", url.Values{"name": {"fresh"}, "availability_zone": {"north"}})
 	if !strings.Contains(r.Text(t, "error-confirm_az"), "north") {
 		t.Errorf("confirm error = %q", r.Text(t, "error-confirm_az"))
 	}
@@ -114,8 +111,8 @@ func TestAggregateCreateWithZoneAndHosts(t *testing.T) {
 	}
 
 	// An unknown host refuses the whole create.
-	r = c.Submit("/aggregates/new", "/aggregates", url.Values{"name": {"fresh"}, "hosts": {"cn1, nosuch"}})
-	if r.StatusCode != http.StatusBadRequest || !strings.Contains(r.Text(t, "error-hosts"), "nosuch") {
+	r = refused(t, c, "/aggregates/new", "/aggregates", url.Values{"name": {"fresh"}, "hosts": {"cn1, nosuch"}})
+	if !strings.Contains(r.Text(t, "error-hosts"), "nosuch") {
 		t.Fatalf("unknown host: status %d, error %q", r.StatusCode, r.Text(t, "error-hosts"))
 	}
 	if _, err := a.Store.GetAggregate(t.Context(), "fresh"); err == nil {
@@ -123,20 +120,20 @@ func TestAggregateCreateWithZoneAndHosts(t *testing.T) {
 	}
 
 	// Empty name.
-	r = c.Submit("/aggregates/new", "/aggregates", url.Values{"name": {"  "}})
-	if r.StatusCode != http.StatusBadRequest || r.Text(t, "error-name") == "" {
+	r = refused(t, c, "/aggregates/new", "/aggregates", url.Values{"name": {"  "}})
+	if r.Text(t, "error-name") == "" {
 		t.Fatalf("empty name: status %d, error %q", r.StatusCode, r.Text(t, "error-name"))
 	}
 	// Duplicate name: the store's conflict lands next to the name.
-	r = c.Submit("/aggregates/new", "/aggregates", url.Values{"name": {"aggA"}})
-	if r.StatusCode != http.StatusConflict || !strings.Contains(r.Text(t, "error-name"), "aggA") {
+	r = refused(t, c, "/aggregates/new", "/aggregates", url.Values{"name": {"aggA"}})
+	if !strings.Contains(r.Text(t, "error-name"), "aggA") {
 		t.Fatalf("duplicate: status %d, error %q", r.StatusCode, r.Text(t, "error-name"))
 	}
 
 	// Hosts already in zone east cannot join a second zone (Nova's rule).
-	r = c.Submit("/aggregates/new", "/aggregates", url.Values{
+	r = refused(t, c, "/aggregates/new", "/aggregates", url.Values{
 		"name": {"fresh"}, "availability_zone": {"north"}, "confirm_az": {"1"}, "hosts": {"cn1\ncn2"}})
-	if r.StatusCode != http.StatusConflict || !strings.Contains(r.Body, "availability zones: already in east") {
+	if !strings.Contains(r.Body, "availability zones: already in east") {
 		t.Fatalf("second zone: status %d", r.StatusCode)
 	}
 
@@ -162,8 +159,8 @@ func TestAggregateEditNameAndZone(t *testing.T) {
 	path := "/aggregates/" + agg.UUID
 
 	// Changing the zone needs the tick.
-	r := c.Submit(path, path, url.Values{"name": {"aggA"}, "availability_zone": {"east"}, "generation": {gen(agg.Generation)}})
-	if r.StatusCode != http.StatusBadRequest || r.Text(t, "error-confirm_az") == "" {
+	r := refused(t, c, path, path, url.Values{"name": {"aggA"}, "availability_zone": {"east"}, "generation": {gen(agg.Generation)}})
+	if r.Text(t, "error-confirm_az") == "" {
 		t.Fatalf("status %d, confirm error %q", r.StatusCode, r.Text(t, "error-confirm_az"))
 	}
 	if a.aggregate("aggA").AvailabilityZone != nil {
@@ -180,9 +177,9 @@ func TestAggregateEditNameAndZone(t *testing.T) {
 
 	// A stale generation (someone else saved since) is a conflict shown as
 	// such, and nothing changes.
-	r = c.Submit(path, path, url.Values{"name": {"aggA3"}, "availability_zone": {"east"}, "generation": {gen(agg.Generation)}})
-	if r.StatusCode != http.StatusConflict {
-		t.Fatalf("stale save: status %d, want 409", r.StatusCode)
+	r = refused(t, c, path, path, url.Values{"name": {"aggA3"}, "availability_zone": {"east"}, "generation": {gen(agg.Generation)}})
+	if v, _ := r.Doc(t).Find(`input[name="name"]`).Attr("value"); v != "aggA3" {
+		t.Errorf("the form should keep the typed name, got %q", v)
 	}
 	if got := r.Text(t, "form-error"); !strings.Contains(got, "changed by someone else") || !strings.Contains(got, "reload") {
 		t.Errorf("stale message = %q", got)
@@ -453,8 +450,8 @@ func TestAggregateMembers(t *testing.T) {
 
 	// Unknown pasted name: refused next to the field, nothing added.
 	cur := a.aggregate(agg.UUID)
-	r = c.Submit(path, path+"/members", url.Values{"bulk": {"cn5 ghost"}, "generation": {gen(cur.Generation)}})
-	if r.StatusCode != http.StatusNotFound || !strings.Contains(r.Text(t, "error-bulk"), "ghost") {
+	r = refused(t, c, path, path+"/members", url.Values{"bulk": {"cn5 ghost"}, "generation": {gen(cur.Generation)}})
+	if !strings.Contains(r.Text(t, "error-bulk"), "ghost") {
 		t.Errorf("unknown: status %d, error %q", r.StatusCode, r.Text(t, "error-bulk"))
 	}
 	if a.aggregate(agg.UUID).Generation != cur.Generation {

@@ -12,6 +12,7 @@ package console
 
 import (
 	"errors"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -21,6 +22,7 @@ import (
 	"corral/models"
 	"corral/models/scheduling"
 	"corral/models/store"
+	"corral/views"
 )
 
 // Register mounts the pages on g, the console's route group (signed-in
@@ -160,4 +162,43 @@ func queryList(c echo.Context) (search, sort string, desc bool) {
 func redirectFlash(c echo.Context, kind, msg, to string) error {
 	handlers.AddFlash(c, kind, msg)
 	return handlers.SeeOther(c, to)
+}
+
+// retryForm ends a refused form post with post/redirect/get: the browser
+// goes back to page (a GET) with the typed values in the URL under
+// retry=form, where the page reads them as the post did and checks them
+// again, so that a reload or Enter shows the same form instead of a
+// POST-only address. errs are the messages that second look cannot find
+// again (a concurrent edit, a taken name); they wait in the session for
+// that page. The CSRF token stays out of the URL.
+func retryForm(c echo.Context, page, form string, errs map[string]string, anchor string) error {
+	params, _ := c.FormParams()
+	q := url.Values{}
+	for k, v := range params {
+		if k == views.CSRFFormField || strings.HasPrefix(k, "impact_") || k == "retry" {
+			continue
+		}
+		q[k] = v
+	}
+	q.Set("retry", form)
+	handlers.KeepFormErrors(c, form, errs)
+	return handlers.SeeOther(c, page+"?"+q.Encode()+anchor)
+}
+
+// retrying reports whether this GET re-shows the refused form named form
+// (see retryForm), with the messages kept for it.
+func retrying(c echo.Context, form string) (bool, map[string]string) {
+	if c.QueryParam("retry") != form {
+		return false, nil
+	}
+	return true, handlers.TakeFormErrors(c, form)
+}
+
+// mergeErrors adds the kept messages to the form's own.
+func mergeErrors(dst, kept map[string]string) {
+	for k, v := range kept {
+		if dst[k] == "" {
+			dst[k] = v
+		}
+	}
 }

@@ -78,6 +78,14 @@ func (h *Handler) renderFlavor(c echo.Context, status int, f cv.FlavorForm) erro
 
 // FlavorNew shows the create form (GET /flavors/new).
 func (h *Handler) FlavorNew(c echo.Context) error {
+	if again, kept := retrying(c, "flavor-new"); again {
+		f, _, err := h.readFlavorForm(c, true)
+		if err != nil {
+			return err
+		}
+		mergeErrors(f.Errors, kept)
+		return h.renderFlavor(c, http.StatusOK, f)
+	}
 	f := cv.FlavorForm{Creating: true, VCPUs: "1", RAMMB: "2048", DiskGB: "20", Errors: map[string]string{}, CanEdit: true,
 		Specs: specEditor(nil, nil, false)}
 	return h.renderFlavor(c, http.StatusOK, f)
@@ -133,15 +141,17 @@ func (h *Handler) FlavorCreate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// A refusal comes back to the form (post/redirect/get) with what was
+	// typed; the page checks it again.
 	if fl == nil {
-		return h.renderFlavor(c, http.StatusBadRequest, f)
+		return retryForm(c, "/flavors/new", "flavor-new", f.Errors, "")
 	}
 	if err := h.store().CreateFlavor(c.Request().Context(), handlers.Actor(c), fl); err != nil {
 		if !userError(err) {
 			return err
 		}
-		f.Errors = placeError(err, map[string]string{"name": "name", "vcpus": "vcpus", "ram_mb": "ram_mb", "disk_gb": "disk_gb"})
-		return h.renderFlavor(c, handlers.StatusOf(err), f)
+		return retryForm(c, "/flavors/new", "flavor-new",
+			placeError(err, map[string]string{"name": "name", "vcpus": "vcpus", "ram_mb": "ram_mb", "disk_gb": "disk_gb"}), "")
 	}
 	msg := fmt.Sprintf("Flavor “%s” created with %s.", fl.Name, views.Plural(len(fl.ExtraSpecs), "extra spec", "extra specs"))
 	if n := len(f.Specs.Problems); n > 0 {
@@ -159,6 +169,15 @@ func (h *Handler) FlavorDetail(c echo.Context) error {
 	st, _, err := h.store().GetSettings(c.Request().Context())
 	if err != nil {
 		return err
+	}
+	if again, kept := retrying(c, "flavor"); again && isAdmin(c) {
+		f, _, err := h.readFlavorForm(c, false)
+		if err != nil {
+			return err
+		}
+		f.ID = fl.ID
+		mergeErrors(f.Errors, kept)
+		return h.renderFlavor(c, http.StatusOK, f)
 	}
 	f := flavorForm(fl, st, isAdmin(c))
 	if snap, err := h.snapshot(c); err == nil {
@@ -196,8 +215,11 @@ func (h *Handler) FlavorUpdate(c echo.Context) error {
 		return err
 	}
 	f.ID = cur.ID
+	// A refusal comes back to the flavor's page (post/redirect/get) with
+	// what was typed and the generation it was typed on.
+	back := "/flavors/" + url.PathEscape(cur.ID)
 	if fl == nil {
-		return h.renderFlavor(c, http.StatusBadRequest, f)
+		return retryForm(c, back, "flavor", f.Errors, "")
 	}
 	next, err := h.store().UpdateFlavor(c.Request().Context(), handlers.Actor(c), cur.ID, f.Generation, func(x *models.Flavor) error {
 		x.Name, x.VCPUs, x.RAMMB, x.DiskGB, x.ExtraSpecs = fl.Name, fl.VCPUs, fl.RAMMB, fl.DiskGB, fl.ExtraSpecs
@@ -207,8 +229,8 @@ func (h *Handler) FlavorUpdate(c echo.Context) error {
 		if !userError(err) {
 			return err
 		}
-		f.Errors = placeError(err, map[string]string{"name": "name", "vcpus": "vcpus", "ram_mb": "ram_mb", "disk_gb": "disk_gb"})
-		return h.renderFlavor(c, handlers.StatusOf(err), f)
+		return retryForm(c, back, "flavor",
+			placeError(err, map[string]string{"name": "name", "vcpus": "vcpus", "ram_mb": "ram_mb", "disk_gb": "disk_gb"}), "")
 	}
 	added, changed, removed := diffMaps(cur.ExtraSpecs, next.ExtraSpecs)
 	sizeChanged := cur.Name != next.Name || cur.VCPUs != next.VCPUs || cur.RAMMB != next.RAMMB || cur.DiskGB != next.DiskGB

@@ -2,7 +2,10 @@ package console_test
 
 import (
 	"context"
+	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
@@ -72,3 +75,24 @@ func gen(g int64) string { return strconv.FormatInt(g, 10) }
 type goqSel = goquery.Selection
 
 type modelsAggregate = models.Aggregate
+
+// refused submits a form that must be refused. The answer is a redirect
+// (post/redirect/get) to a GET address with the typed values (retry=…),
+// and that page, returned, shows the form again with the error; loading
+// it again (a reload, Enter in the address bar) shows the same form.
+func refused(t *testing.T, c *client, from, action string, form url.Values) *response {
+	t.Helper()
+	r := c.Submit(from, action, form)
+	loc := r.Header.Get("Location")
+	if r.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "retry=") || strings.Contains(loc, "_csrf") {
+		t.Fatalf("POST %s: status %d, location %q; want 303 back to the form, without the CSRF token", action, r.StatusCode, loc)
+	}
+	page := c.Get(loc)
+	if page.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s after the refusal: status %d", loc, page.StatusCode)
+	}
+	if again := c.Get(loc); again.StatusCode != http.StatusOK {
+		t.Fatalf("reloading %s: status %d", loc, again.StatusCode)
+	}
+	return page
+}

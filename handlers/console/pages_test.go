@@ -67,10 +67,7 @@ func TestServerGroupCreate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := c.Submit("/server-groups/new", "/server-groups", tc.form)
-			if r.StatusCode != http.StatusBadRequest {
-				t.Fatalf("status %d", r.StatusCode)
-			}
+			r := refused(t, c, "/server-groups/new", "/server-groups", tc.form)
 			if got := r.Text(t, "error-"+tc.field); !strings.Contains(got, tc.want) {
 				t.Errorf("error next to %s = %q, want %q", tc.field, got, tc.want)
 			}
@@ -87,8 +84,8 @@ func TestServerGroupCreate(t *testing.T) {
 		t.Errorf("detail shows max %q project %q", page.Text(t, "group-max"), page.Text(t, "group-project"))
 	}
 	// A member cannot pick another project; an admin must name one.
-	r := a.as(a.AdminName).Submit("/server-groups/new", "/server-groups", url.Values{"name": {"x"}, "policy": {"affinity"}})
-	if r.StatusCode != http.StatusBadRequest || r.Text(t, "error-project") == "" {
+	r := refused(t, a.as(a.AdminName), "/server-groups/new", "/server-groups", url.Values{"name": {"x"}, "policy": {"affinity"}})
+	if r.Text(t, "error-project") == "" {
 		t.Errorf("admin without project: %d %q", r.StatusCode, r.Text(t, "error-project"))
 	}
 	// Readers cannot create.
@@ -143,19 +140,19 @@ func TestServerGroupDetailCountsAndViolations(t *testing.T) {
 		{"web-1", "already a member"}, // in this group
 		{"", "at least one"},
 	} {
-		r := c.Submit(path, path+"/members", url.Values{"servers": {tc.servers}, "generation": {gen(g.Generation)}})
-		if r.StatusCode < 400 || !strings.Contains(r.Text(t, "error-servers"), tc.want) {
+		r := refused(t, c, path, path+"/members", url.Values{"servers": {tc.servers}, "generation": {gen(g.Generation)}})
+		if !strings.Contains(r.Text(t, "error-servers"), tc.want) {
 			t.Errorf("%q: status %d error %q", tc.servers, r.StatusCode, r.Text(t, "error-servers"))
 		}
 	}
 	// Another group's member is refused by the store (one group per server).
-	r = c.Submit(path, path+"/members", url.Values{"servers": {"db-1"}, "generation": {gen(g.Generation)}})
-	if r.StatusCode != http.StatusConflict || !strings.Contains(r.Text(t, "error-servers"), "already in server group db") {
+	r = refused(t, c, path, path+"/members", url.Values{"servers": {"db-1"}, "generation": {gen(g.Generation)}})
+	if !strings.Contains(r.Text(t, "error-servers"), "already in server group db") {
 		t.Errorf("db-1: status %d error %q", r.StatusCode, r.Text(t, "error-servers"))
 	}
 	// Stale generation.
-	r = c.Submit(path, path+"/members", url.Values{"servers": {"reserved-1"}, "generation": {gen(g.Generation - 1)}})
-	if r.StatusCode != http.StatusConflict || !strings.Contains(r.Text(t, "error-servers"), "changed by someone else") {
+	r = refused(t, c, path, path+"/members", url.Values{"servers": {"reserved-1"}, "generation": {gen(g.Generation - 1)}})
+	if !strings.Contains(r.Text(t, "error-servers"), "changed by someone else") {
 		t.Errorf("stale: status %d error %q", r.StatusCode, r.Text(t, "error-servers"))
 	}
 	if cur, _ := a.Store.GetServerGroup(context.Background(), web); cur.Generation != g.Generation {
@@ -213,13 +210,13 @@ func TestFlavorPages(t *testing.T) {
 	}
 	for _, tc := range cases {
 		form := url.Values{"name": {"f-bad"}, "vcpus": {"1"}, "ram_mb": {"512"}, "disk_gb": {"1"}, "key": {tc.key}, "value": {tc.value}}
-		r := c.Submit("/flavors/new", "/flavors", form)
-		if r.StatusCode != http.StatusBadRequest || !strings.Contains(r.Text(t, "kv-error"), tc.want) {
+		r := refused(t, c, "/flavors/new", "/flavors", form)
+		if !strings.Contains(r.Text(t, "kv-error"), tc.want) {
 			t.Errorf("%s=%s: status %d, errors %q", tc.key, tc.value, r.StatusCode, r.Text(t, "kv-error"))
 		}
 	}
-	r = c.Submit("/flavors/new", "/flavors", url.Values{"name": {"f-bad"}, "vcpus": {"0"}, "ram_mb": {"x"}, "disk_gb": {"1"}})
-	if r.StatusCode != http.StatusBadRequest || r.Text(t, "error-vcpus") == "" || r.Text(t, "error-ram_mb") == "" {
+	r = refused(t, c, "/flavors/new", "/flavors", url.Values{"name": {"f-bad"}, "vcpus": {"0"}, "ram_mb": {"x"}, "disk_gb": {"1"}})
+	if r.Text(t, "error-vcpus") == "" || r.Text(t, "error-ram_mb") == "" {
 		t.Errorf("sizes: %d %q %q", r.StatusCode, r.Text(t, "error-vcpus"), r.Text(t, "error-ram_mb"))
 	}
 	if _, err := a.Store.GetFlavor(context.Background(), "f-bad"); err == nil {
@@ -242,8 +239,8 @@ func TestFlavorPages(t *testing.T) {
 	if got := page.Text(t, "flash-success"); !strings.Contains(got, "1 added, 1 changed, 0 removed") {
 		t.Errorf("flash %q", got)
 	}
-	r = c.Submit(path, path, url.Values{"name": {"f1"}, "vcpus": {"2"}, "ram_mb": {"4096"}, "disk_gb": {"10"}, "generation": {gen(fl.Generation)}})
-	if r.StatusCode != http.StatusConflict || !strings.Contains(r.Text(t, "form-error"), "changed by someone else") {
+	r = refused(t, c, path, path, url.Values{"name": {"f1"}, "vcpus": {"2"}, "ram_mb": {"4096"}, "disk_gb": {"10"}, "generation": {gen(fl.Generation)}})
+	if !strings.Contains(r.Text(t, "form-error"), "changed by someone else") {
 		t.Errorf("stale: %d %q", r.StatusCode, r.Text(t, "form-error"))
 	}
 
@@ -348,14 +345,14 @@ func TestSettingsPage(t *testing.T) {
 	// Bad multiplier: next to the field, nothing saved.
 	bad := form(0)
 	bad.Set("soft_affinity_weight_multiplier", "lots")
-	r = c.Submit("/settings", "/settings", bad)
-	if r.StatusCode != http.StatusBadRequest || r.Text(t, "error-soft_affinity_weight_multiplier") == "" {
+	r = refused(t, c, "/settings", "/settings", bad)
+	if r.Text(t, "error-soft_affinity_weight_multiplier") == "" {
 		t.Errorf("bad multiplier: %d", r.StatusCode)
 	}
 	neg := form(0)
 	neg.Set("soft_anti_affinity_weight_multiplier", "-1")
-	r = c.Submit("/settings", "/settings", neg)
-	if r.StatusCode != http.StatusBadRequest || !strings.Contains(r.Text(t, "error-soft_anti_affinity_weight_multiplier"), "negative") {
+	r = refused(t, c, "/settings", "/settings", neg)
+	if !strings.Contains(r.Text(t, "error-soft_anti_affinity_weight_multiplier"), "negative") {
 		t.Errorf("negative multiplier: %d %q", r.StatusCode, r.Text(t, "error-soft_anti_affinity_weight_multiplier"))
 	}
 	if _, g, _ := a.Store.GetSettings(context.Background()); g != 0 {
@@ -379,8 +376,8 @@ func TestSettingsPage(t *testing.T) {
 		}
 	}
 	// A stale save is refused.
-	r = c.Submit("/settings", "/settings", form(0))
-	if r.StatusCode != http.StatusConflict || !strings.Contains(r.Text(t, "form-error"), "changed by someone else") {
+	r = refused(t, c, "/settings", "/settings", form(0))
+	if !strings.Contains(r.Text(t, "form-error"), "changed by someone else") {
 		t.Errorf("stale: %d %q", r.StatusCode, r.Text(t, "form-error"))
 	}
 	// Saved with the audit log.

@@ -164,6 +164,10 @@ func (h *Handler) QuotaDetail(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if again, kept := retrying(c, "quota"); again && isAdmin(c) {
+		readQuotaForm(c, &f)
+		mergeErrors(f.Errors, kept)
+	}
 	return h.renderQuota(c, http.StatusOK, f)
 }
 
@@ -184,34 +188,12 @@ func (h *Handler) QuotaSave(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f.Force = c.FormValue("force") != ""
-	upd := store.QuotaUpdate{Set: map[string]int{}, Expect: map[string]int{}, Force: f.Force}
-	for _, res := range store.QuotaResources {
-		f.Values[res] = c.FormValue(res)
-		n, msg := parseLimit(f.Values[res])
-		switch {
-		case msg != "":
-			f.Errors[res] = msg
-		case followsDefault(f.Row, res, n):
-			// Left at the default it shows: saving the other limit must
-			// not pin this one to today's default.
-		default:
-			upd.Set[res] = n
-		}
-		// The limit the form was rendered from; without it (a hand-made
-		// request) the save simply does not check for a concurrent change.
-		if e := strings.TrimSpace(c.FormValue("expect_" + res)); e != "" {
-			x, xerr := strconv.Atoi(e)
-			if xerr != nil {
-				f.Errors[""] = "The form is damaged; reload the page and try again."
-				continue
-			}
-			upd.Expect[res] = x
-			f.Expect[res] = e
-		}
-	}
+	upd := readQuotaForm(c, &f)
+	back := cv.QuotaPath(project)
+	// A refusal comes back to the project's quotas (post/redirect/get)
+	// with what was typed; the page checks it again.
 	if len(f.Errors) > 0 {
-		return h.renderQuota(c, http.StatusBadRequest, f)
+		return retryForm(c, back, "quota", f.Errors, "")
 	}
 	changed, err := h.store().UpdateQuotas(ctx, handlers.Actor(c), project, upd)
 	if err != nil {
@@ -228,10 +210,8 @@ func (h *Handler) QuotaSave(c echo.Context) error {
 		} else if !f.Force {
 			msg += " Tick “Allow a limit below current usage” to set it anyway."
 		}
-		f.Errors[field] = msg
-		return h.renderQuota(c, handlers.StatusOf(err), f)
+		return retryForm(c, back, "quota", map[string]string{field: msg}, "")
 	}
-	back := cv.QuotaPath(project)
 	if len(changed) == 0 {
 		return redirectFlash(c, handlers.FlashWarning, "Nothing changed: the limits of project "+project+" were already these.", back)
 	}
@@ -266,4 +246,36 @@ func (h *Handler) QuotaReset(c echo.Context) error {
 	}
 	return redirectFlash(c, handlers.FlashSuccess, fmt.Sprintf("Quotas of project %s reset to the default (%d): %s.",
 		project, models.DefaultQuota, strings.Join(changed, ", ")), back)
+}
+
+// readQuotaForm reads and checks the quota form (posted, or in the URL of a
+// refused post shown again) into f, and the update it asks for.
+func readQuotaForm(c echo.Context, f *cv.QuotaForm) store.QuotaUpdate {
+	f.Force = c.FormValue("force") != ""
+	upd := store.QuotaUpdate{Set: map[string]int{}, Expect: map[string]int{}, Force: f.Force}
+	for _, res := range store.QuotaResources {
+		f.Values[res] = c.FormValue(res)
+		n, msg := parseLimit(f.Values[res])
+		switch {
+		case msg != "":
+			f.Errors[res] = msg
+		case followsDefault(f.Row, res, n):
+			// Left at the default it shows: saving the other limit must
+			// not pin this one to today's default.
+		default:
+			upd.Set[res] = n
+		}
+		// The limit the form was rendered from; without it (a hand-made
+		// request) the save simply does not check for a concurrent change.
+		if e := strings.TrimSpace(c.FormValue("expect_" + res)); e != "" {
+			x, xerr := strconv.Atoi(e)
+			if xerr != nil {
+				f.Errors[""] = "The form is damaged; reload the page and try again."
+				continue
+			}
+			upd.Expect[res] = x
+			f.Expect[res] = e
+		}
+	}
+	return upd
 }

@@ -140,6 +140,11 @@ func groupPlacement(g *models.ServerGroup, members []cv.GroupMember) ([]cv.HostC
 
 // GroupNew shows the create form (GET /server-groups/new).
 func (h *Handler) GroupNew(c echo.Context) error {
+	if again, kept := retrying(c, "group-new"); again {
+		f, _ := readGroupForm(c)
+		mergeErrors(f.Errors, kept)
+		return h.renderGroupNew(c, http.StatusOK, f)
+	}
 	f := cv.GroupForm{Policy: models.PolicyAntiAffinity, AdminView: isAdmin(c), Project: currentProject(c), Errors: map[string]string{}}
 	return h.renderGroupNew(c, http.StatusOK, f)
 }
@@ -151,6 +156,30 @@ func (h *Handler) renderGroupNew(c echo.Context, status int, f cv.GroupForm) err
 // GroupCreate creates a group (POST /server-groups), checking what Nova's
 // API checks: the policy, and rules for anti-affinity only.
 func (h *Handler) GroupCreate(c echo.Context) error {
+	f, rules := readGroupForm(c)
+	// A refusal comes back to the form (post/redirect/get) with what was
+	// typed; the page checks it again.
+	if len(f.Errors) > 0 {
+		return retryForm(c, "/server-groups/new", "group-new", f.Errors, "")
+	}
+	g := &models.ServerGroup{Name: f.Name, Policy: f.Policy, Rules: rules, ProjectID: f.Project, UserID: handlers.CurrentUser(c).Name}
+	if err := h.store().CreateServerGroup(c.Request().Context(), handlers.Actor(c), g); err != nil {
+		if !userError(err) {
+			return err
+		}
+		return retryForm(c, "/server-groups/new", "group-new",
+			placeError(err, map[string]string{"name": "name", "policy": "policy", "rules": "max_server_per_host"}), "")
+	}
+	msg := fmt.Sprintf("Server group “%s” created with policy %s", g.Name, g.Policy)
+	if n, ok := g.Rules[models.RuleMaxServerPerHost]; ok {
+		msg += fmt.Sprintf(" and max_server_per_host=%d", n)
+	}
+	return redirectFlash(c, handlers.FlashSuccess, msg+".", "/server-groups/"+g.UUID)
+}
+
+// readGroupForm reads and checks the new-group form, with the rules it
+// sets.
+func readGroupForm(c echo.Context) (cv.GroupForm, map[string]int) {
 	f := cv.GroupForm{
 		Name:       strings.TrimSpace(c.FormValue("name")),
 		Policy:     c.FormValue("policy"),
@@ -192,22 +221,7 @@ func (h *Handler) GroupCreate(c echo.Context) error {
 			f.Errors[""] = "You belong to no project, so you cannot own a server group."
 		}
 	}
-	if len(f.Errors) > 0 {
-		return h.renderGroupNew(c, http.StatusBadRequest, f)
-	}
-	g := &models.ServerGroup{Name: f.Name, Policy: f.Policy, Rules: rules, ProjectID: f.Project, UserID: handlers.CurrentUser(c).Name}
-	if err := h.store().CreateServerGroup(c.Request().Context(), handlers.Actor(c), g); err != nil {
-		if !userError(err) {
-			return err
-		}
-		f.Errors = placeError(err, map[string]string{"name": "name", "policy": "policy", "rules": "max_server_per_host"})
-		return h.renderGroupNew(c, handlers.StatusOf(err), f)
-	}
-	msg := fmt.Sprintf("Server group “%s” created with policy %s", g.Name, g.Policy)
-	if n, ok := g.Rules[models.RuleMaxServerPerHost]; ok {
-		msg += fmt.Sprintf(" and max_server_per_host=%d", n)
-	}
-	return redirectFlash(c, handlers.FlashSuccess, msg+".", "/server-groups/"+g.UUID)
+	return f, rules
 }
 
 // GroupDetail shows a group (GET /server-groups/:id).
@@ -215,6 +229,11 @@ func (h *Handler) GroupDetail(c echo.Context) error {
 	g, err := h.loadGroup(c)
 	if err != nil {
 		return err
+	}
+	if again, kept := retrying(c, "group-members"); again {
+		return h.renderGroup(c, http.StatusOK, g, func(d *cv.GroupDetailProps) {
+			d.AddValue, d.AddError = c.QueryParam("servers"), kept[""]
+		})
 	}
 	return h.renderGroup(c, http.StatusOK, g, nil)
 }
@@ -270,8 +289,10 @@ func (h *Handler) GroupMembersAdd(c echo.Context) error {
 		return models.E(models.Forbidden, "", "only members of project %s and admins change this group", g.ProjectID)
 	}
 	raw := c.FormValue("servers")
-	fail := func(status int, msg string) error {
-		return h.renderGroup(c, status, g, func(d *cv.GroupDetailProps) { d.AddValue, d.AddError = raw, msg })
+	// A refusal comes back to the group's page (post/redirect/get) with
+	// the servers typed and the message beside them.
+	fail := func(_ int, msg string) error {
+		return retryForm(c, "/server-groups/"+g.UUID, "group-members", map[string]string{"": msg}, "#members")
 	}
 	gen, gerr := formGeneration(c)
 	if gerr != nil {

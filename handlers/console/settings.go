@@ -51,6 +51,11 @@ func settingsForm(st models.Settings, gen int64, canEdit bool) cv.SettingsForm {
 
 // Settings shows the scheduler settings (GET /settings).
 func (h *Handler) Settings(c echo.Context) error {
+	if again, kept := retrying(c, "settings"); again && isAdmin(c) {
+		_, f, _ := readSettingsForm(c)
+		mergeErrors(f.Errors, kept)
+		return h.renderSettings(c, http.StatusOK, f)
+	}
 	st, gen, err := h.store().GetSettings(c.Request().Context())
 	if err != nil {
 		return err
@@ -65,6 +70,29 @@ func (h *Handler) renderSettings(c echo.Context, status int, f cv.SettingsForm) 
 // SettingsSave saves the settings (POST /settings) in one audited write;
 // a stale generation is a conflict, not an overwrite.
 func (h *Handler) SettingsSave(c echo.Context) error {
+	st, f, gen := readSettingsForm(c)
+	// A refusal comes back to the settings page (post/redirect/get) with
+	// what was typed; the page checks it again.
+	if len(f.Errors) > 0 {
+		return retryForm(c, "/settings", "settings", f.Errors, "")
+	}
+	if err := h.store().UpdateSettings(c.Request().Context(), handlers.Actor(c), gen, st); err != nil {
+		if !userError(err) {
+			return err
+		}
+		field := models.FieldOf(err)
+		if isStale(err) {
+			field = ""
+		}
+		return retryForm(c, "/settings", "settings", map[string]string{field: upperFirst(conflictMessage(err))}, "")
+	}
+	return redirectFlash(c, handlers.FlashSuccess, fmt.Sprintf("Settings saved: %s enabled (%s).",
+		pluralFilters(len(st.EnabledFilters)), strings.Join(st.EnabledFilters, " → ")), "/settings")
+}
+
+// readSettingsForm reads and checks the settings form (posted, or in the
+// URL of a refused post shown again).
+func readSettingsForm(c echo.Context) (models.Settings, cv.SettingsForm, int64) {
 	st := models.Settings{
 		LimitTenantsToPlacementAggregate:     c.FormValue("limit_tenants_to_placement_aggregate") != "",
 		PlacementAggregateRequiredForTenants: c.FormValue("placement_aggregate_required_for_tenants") != "",
@@ -130,22 +158,7 @@ func (h *Handler) SettingsSave(c echo.Context) error {
 		st.EnabledFilters = append(st.EnabledFilters, r.name)
 	}
 	f.S = st
-	if len(f.Errors) > 0 {
-		return h.renderSettings(c, http.StatusBadRequest, f)
-	}
-	if err := h.store().UpdateSettings(c.Request().Context(), handlers.Actor(c), gen, st); err != nil {
-		if !userError(err) {
-			return err
-		}
-		field := models.FieldOf(err)
-		if isStale(err) {
-			field = ""
-		}
-		f.Errors[field] = upperFirst(conflictMessage(err))
-		return h.renderSettings(c, handlers.StatusOf(err), f)
-	}
-	return redirectFlash(c, handlers.FlashSuccess, fmt.Sprintf("Settings saved: %s enabled (%s).",
-		pluralFilters(len(st.EnabledFilters)), strings.Join(st.EnabledFilters, " → ")), "/settings")
+	return st, f, gen
 }
 
 func pluralFilters(n int) string {

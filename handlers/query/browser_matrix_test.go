@@ -56,9 +56,13 @@ func TestBrowserHostStageMatrix(t *testing.T) {
 	}
 
 	// Failed only, then by name: the server pages the rows.
+	// htmx hooks up swapped-in content when it settles, a moment after
+	// the swap: typing before that would go unheard.
+	settled := chromedp.Poll[chromedp.Void](`!document.querySelector('.htmx-added, .htmx-settling')`)
 	b.Do(
 		chromedp.Click(webtest.TestID("matrix-failed")),
 		chromedp.WaitNotPresent(`#host-matrix tr[data-testid="host-eligible"]`),
+		settled,
 	)
 	b.Do(
 		chromedp.SendKeys(webtest.TestID("matrix-name"), "cn7"),
@@ -93,5 +97,37 @@ func TestBrowserHostStageMatrix(t *testing.T) {
 	after, err := chromedp.Run(b.Ctx, chromedp.Evaluate[float64](`document.querySelector('#preview').getBoundingClientRect().width`))
 	if err != nil || after < before+200 {
 		t.Errorf("folding the form: preview %v px → %v px (%v), want it wider", before, after, err)
+	}
+
+	// Capacity is a column of its own: the full host cn3 passes member_of
+	// and fails capacity for m1.large. At 1920 px the first failure's
+	// reason reads inline in the last column and the matrix spans the
+	// card; at 1280 px that column stays out and the matrix still fits.
+	whyShown := `getComputedStyle(document.querySelector('` + row("cn3") + ` td.why-col')).display !== 'none'`
+	fits := `(() => { const w = document.querySelector('#host-matrix .matrix-wrap'); return w.scrollWidth <= w.clientWidth + 1 })()`
+	for _, size := range [][2]int64{{1920, 1080}, {1280, 900}} {
+		b.Do(
+			chromedp.EmulateViewport(size[0], size[1]),
+			chromedp.Navigate(app.URL+"/query?project=acme&flavor=m1.large"),
+			chromedp.WaitVisible(row("cn3")+` td.cell.fail.first[data-stage="capacity"]`),
+			chromedp.WaitVisible(row("cn3")+` td.cell.pass[data-stage="placement"]`),
+		)
+		shown, err := chromedp.Run(b.Ctx, chromedp.Evaluate[bool](whyShown))
+		if err != nil || shown != (size[0] == 1920) {
+			t.Errorf("%d px: reason column shown %v (%v)", size[0], shown, err)
+		}
+		if size[0] == 1920 {
+			if got := b.Text(chromedp.CSS(row("cn3") + ` td.why-col`)); !strings.HasPrefix(got, "capacity: no allocation candidate") {
+				t.Errorf("cn3's inline reason = %q", got)
+			}
+			ratio, err := chromedp.Run(b.Ctx, chromedp.Evaluate[float64](
+				`document.querySelector('#host-matrix table.matrix').getBoundingClientRect().width / document.querySelector('#host-matrix').getBoundingClientRect().width`))
+			if err != nil || ratio < 0.95 {
+				t.Errorf("at 1920 px the matrix spans %.0f%% of its card (%v), want all of it", ratio*100, err)
+			}
+		}
+		if ok, err := chromedp.Run(b.Ctx, chromedp.Evaluate[bool](fits)); err != nil || !ok {
+			t.Errorf("%d px: the matrix scrolls sideways (%v)", size[0], err)
+		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"corral/models"
 	"corral/models/scheduling"
@@ -38,17 +40,9 @@ func parseForm(q url.Values) views.QueryForm {
 		Draft:      strings.TrimSpace(q.Get("draft")),
 		More:       q.Get("more") != "",
 		Errors:     map[string]string{},
-
-		HostsFailed: q.Get("hfail") != "",
-		HostsStage:  strings.TrimSpace(q.Get("hstage")),
-		HostsName:   strings.TrimSpace(q.Get("hname")),
 	}
-	if n, err := strconv.Atoi(q.Get("hpage")); err == nil && n > 1 && n <= maxHostPage {
-		f.HostsPage = n
-	}
-	if len(f.HostsName) > 255 {
-		f.HostsName = f.HostsName[:255]
-	}
+	mf := parseMatrixFilter(q)
+	f.HostsFailed, f.HostsStage, f.HostsName, f.HostsPage = mf.Failed, mf.Stage, mf.Name, mf.Page
 	for _, v := range q["member_of"] {
 		f.MemberOf = append(f.MemberOf, views.QueryTerm{Value: strings.TrimSpace(v)})
 	}
@@ -61,6 +55,54 @@ func parseForm(q url.Values) views.QueryForm {
 		f.Numbered = append(f.Numbered, views.QueryNumberedTerm{Group: n, Value: strings.TrimSpace(v)})
 	}
 	return f
+}
+
+// matrixFilter is the host matrix's filter as a URL carries it: failed
+// hosts only (hfail), one stage (hstage), a name fragment (hname) and the
+// page (hpage, 0 for the first).
+type matrixFilter struct {
+	Failed      bool
+	Stage, Name string
+	Page        int
+}
+
+// maxFilterText bounds the stage and name a URL may filter by (a host
+// name is at most 255 bytes).
+const maxFilterText = 255
+
+// parseMatrixFilter reads the matrix filter from a URL's values. Anything
+// it cannot use is dropped, never an error: a mistyped link still shows
+// the matrix.
+func parseMatrixFilter(q url.Values) matrixFilter {
+	f := matrixFilter{
+		Failed: q.Get("hfail") != "",
+		Stage:  filterText(q.Get("hstage")),
+		Name:   filterText(q.Get("hname")),
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(q.Get("hpage"))); err == nil && n > 1 && n <= maxHostPage {
+		f.Page = n
+	}
+	return f
+}
+
+// filterText is s without invalid UTF-8 and control characters, cut to
+// maxFilterText bytes on a character boundary, without surrounding space.
+func filterText(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+	s = strings.TrimSpace(s)
+	if len(s) > maxFilterText {
+		cut := maxFilterText
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = strings.TrimSpace(s[:cut])
+	}
+	return s
 }
 
 // compact drops the blank rows, for the canonical (shareable) URL and for

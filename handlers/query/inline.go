@@ -243,8 +243,19 @@ func inlineImpact(live *state, changes []scheduling.Change) (*views.InlineImpact
 		props.Error = message(err)
 		return props, nil
 	}
-	projects := append(slices.Clone(capList(live.options().Projects, defaultMatrixProjects)), scheduling.AnyOtherProject)
-	flavors := capList(live.options().Flavors, defaultMatrixFlavors)
+	projects := slices.Clone(capList(live.options().Projects, defaultMatrixProjects))
+	flavors := slices.Clone(capList(live.options().Flavors, defaultMatrixFlavors))
+	// The flavors and projects the changes name are in the matrix even
+	// beyond the first ones: a flavor's own edit must show.
+	for _, c := range changes {
+		if c.Flavor != "" && !slices.Contains(flavors, c.Flavor) {
+			flavors = append(flavors, c.Flavor)
+		}
+		if c.Project != "" && !slices.Contains(projects, c.Project) {
+			projects = append(projects, c.Project)
+		}
+	}
+	projects = append(projects, scheduling.AnyOtherProject)
 	m, err := scheduling.ComputeImpact(live.snap, ds, projects, flavors)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -200,6 +201,16 @@ func presentMatrix(tr *scheduling.Trace, f views.QueryForm, _ []string) *views.Q
 			m.Columns = append(m.Columns, views.QueryColumn{Name: st.Stage, Short: shortStage(st.Stage), Kind: "filter"})
 		}
 	}
+	// Capacity gets a column of its own when the request asks for
+	// resources: the trace records a host without an allocation candidate
+	// as failing placement, with a reason that says so.
+	capacity := false
+	for _, g := range tr.Groups {
+		capacity = capacity || g.Resources != ""
+	}
+	if capacity {
+		m.Columns = slices.Insert(m.Columns, 2, views.QueryColumn{Name: scheduling.StageCapacity, Short: scheduling.StageCapacity, Kind: "capacity"})
+	}
 	for _, w := range scheduling.DefaultWeighers() {
 		m.Columns = append(m.Columns, views.QueryColumn{Name: w.Name(), Short: shortStage(w.Name()), Kind: "weigher"})
 	}
@@ -260,6 +271,12 @@ func presentMatrix(tr *scheduling.Trace, f views.QueryForm, _ []string) *views.Q
 				row.Cells = append(row.Cells, cell)
 			}
 		}
+		if capacity {
+			row.Cells = splitCapacity(row.Cells)
+			if !h.Passed && h.Stage == scheduling.StagePlacement && scheduling.IsCapacityReason(h.Reason) {
+				row.Stage = scheduling.StageCapacity
+			}
+		}
 		m.Rows = append(m.Rows, row)
 	}
 	flat := len(rawSeen) > 0
@@ -271,6 +288,26 @@ func presentMatrix(tr *scheduling.Trace, f views.QueryForm, _ []string) *views.Q
 			"The weighers count the members of a soft-affinity or soft-anti-affinity server group on each host: name such a group, with members running, to see them differ."
 	}
 	return m
+}
+
+// splitCapacity turns a row's placement cell (cells[1]) into the
+// member_of verdict and a capacity cell after it: a host failing placement
+// for want of an allocation candidate passed member_of; one failing
+// member_of was never judged for capacity.
+func splitCapacity(cells []views.QueryCell) []views.QueryCell {
+	place := cells[1]
+	capCell := views.QueryCell{Kind: "pass"}
+	switch {
+	case place.Kind == "skip":
+		capCell = place
+	case place.Kind == "fail" && scheduling.IsCapacityReason(place.Reason):
+		capCell, place = place, views.QueryCell{Kind: "pass"}
+	case place.Kind == "fail":
+		capCell = views.QueryCell{Kind: "skip", Reason: "not judged: member_of excluded the host"}
+	}
+	out := make([]views.QueryCell, 0, len(cells)+1)
+	out = append(out, cells[0], place, capCell)
+	return append(out, cells[2:]...)
 }
 
 // shortStage is a column head for a filter or weigher: nova's name without

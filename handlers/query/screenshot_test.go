@@ -63,17 +63,27 @@ func TestScreenshotsOfTheQueryPage(t *testing.T) {
 					}
 				}
 			}
-			for _, size := range [][2]int64{{1280, 900}, {1920, 1080}} {
+			// Each size shows the matrix as it opens, and the excluded
+			// hosts alone (whose reasons a wide window shows inline).
+			for _, shot := range []struct {
+				size   [2]int64
+				suffix string
+			}{{[2]int64{1280, 900}, ""}, {[2]int64{1920, 1080}, ""}, {[2]int64{1280, 900}, "&hfail=1"}, {[2]int64{1920, 1080}, "&hfail=1"}} {
+				size := shot.size
 				b.Do(
 					chromedp.EmulateViewport(size[0], size[1]),
-					chromedp.Navigate(app.URL+w.query),
+					chromedp.Navigate(app.URL+w.query+shot.suffix),
 					chromedp.WaitVisible(webtest.TestID("host-matrix")),
 				)
 				png, err := chromedp.Run(b.Ctx, chromedp.CaptureScreenshot())
 				if err != nil {
 					t.Fatal(err)
 				}
-				name := filepath.Join(dir, w.name+"-"+itoa(int(size[0]))+".png")
+				failed := ""
+				if shot.suffix != "" {
+					failed = "-failed"
+				}
+				name := filepath.Join(dir, w.name+failed+"-"+itoa(int(size[0]))+".png")
 				if err := os.WriteFile(name, png, 0o644); err != nil {
 					t.Fatal(err)
 				}

@@ -119,13 +119,23 @@ func ApplyChanges(w *models.World, changes []Change) (*models.World, error) {
 	if providers {
 		out.Providers = slices.Clone(w.Providers)
 	}
-	provs := make(map[string]*models.Provider, len(out.Providers)*2)
-	for i := range out.Providers {
-		p := &out.Providers[i]
-		provs[p.Name] = p
+	// Providers by name and UUID, only for changes that name one: the map
+	// costs more than the rest on a cloud of 100,000 providers.
+	var provs map[string]*models.Provider
+	for _, c := range changes {
+		if c.Op == OpAddMember || c.Op == OpRemoveMember || editsProvider(c.Op) {
+			provs = make(map[string]*models.Provider, len(out.Providers)*2)
+			break
+		}
 	}
-	for i := range out.Providers {
-		provs[out.Providers[i].UUID] = &out.Providers[i] // UUIDs win over names
+	if provs != nil {
+		for i := range out.Providers {
+			p := &out.Providers[i]
+			provs[p.Name] = p
+		}
+		for i := range out.Providers {
+			provs[out.Providers[i].UUID] = &out.Providers[i] // UUIDs win over names
+		}
 	}
 	for i, c := range changes {
 		at := fmt.Sprintf("changes[%d]", i)

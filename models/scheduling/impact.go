@@ -3,6 +3,7 @@ package scheduling
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/bits"
 	"slices"
 	"strings"
@@ -107,9 +108,32 @@ type impactIndex struct {
 	aggIndex map[string]int // aggregate uuid → index
 
 	projectSide, flavorSide []HostFilter
-	exact                   bool  // a host filter is not covered: run pairs whole
+	filtersExact            bool  // a host filter is not covered
+	exact                   bool  // filtersExact, or capacity not factorable: run pairs whole
 	capacity                bool  // the world has inventories: flavor parts need a candidate
 	hostRoot                []int // host position → its provider in the index
+	// order is each host's position in s.hosts (hosts are in name order
+	// here); hostAt is the inverse from provider index to host position
+	// (-1 for a provider that is not a host).
+	order  []int32
+	hostAt []int32
+
+	// base, for the index of a draft, is the live index it was derived
+	// from (derive): the draft differs from it in some aggregates only,
+	// and the parts of hosts none of those aggregates holds are taken
+	// from base instead of judged again. affected marks the hosts a
+	// changed aggregate holds in either world; sameTenancy says no changed
+	// aggregate carries a tenant key in either, so every project part is
+	// base's.
+	base        *impactIndex
+	affected    placement.Bitset
+	sameTenancy bool
+	posOnce     sync.Once
+	pos         map[string]int32 // host name → position, built on first use
+	// serverPos is each server's host position (-1 for none), in the
+	// order of the world's servers, built on first use.
+	serverPosOnce sync.Once
+	serverPos     []int32
 
 	// tenantClass groups hosts by the tenants their aggregates admit, all
 	// that AggregateMultiTenancyIsolation reads of a host, so that it runs
@@ -132,7 +156,13 @@ type impactIndex struct {
 
 type partResult struct {
 	bits placement.Bitset
-	err  error
+	// considered is the hosts the filters were run on (those passing the
+	// terms and capacity); fits is the hosts with an allocation candidate
+	// for the flavor, nil when capacity does not apply. A derived index
+	// reuses both for the hosts its changes leave alone.
+	considered placement.Bitset
+	fits       placement.Bitset
+	err        error
 }
 
 // impactCache is the snapshot's matrix index, built on first use.
@@ -151,14 +181,22 @@ func newImpactIndex(s *Snapshot) (*impactIndex, error) {
 	ix := s.ix
 	// Hosts in name order, so that walking a set of them yields names
 	// sorted, and the first few can be listed without sorting them all.
-	hosts := slices.Clone(s.hosts)
-	slices.SortFunc(hosts, func(a, b HostState) int { return strings.Compare(a.Provider.Name, b.Provider.Name) })
-	x := &impactIndex{s: s, hosts: hosts, aggIndex: map[string]int{},
+	order := make([]int32, len(s.hosts))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(s.hosts[a].Provider.Name, s.hosts[b].Provider.Name) })
+	hosts := make([]HostState, len(order))
+	for i, o := range order {
+		hosts[i] = s.hosts[o]
+	}
+	x := &impactIndex{s: s, hosts: hosts, order: order, aggIndex: map[string]int{},
 		projectParts: map[string]partResult{}, flavorParts: map[string]partResult{}}
 	hostPos := make([]int32, ix.Len())
 	for i := range hostPos {
 		hostPos[i] = -1
 	}
+	x.hostAt = hostPos
 	x.names = make([]string, len(x.hosts))
 	x.zones = make([]string, len(x.hosts))
 	x.hostRoot = make([]int, len(x.hosts))
@@ -189,7 +227,7 @@ func newImpactIndex(s *Snapshot) (*impactIndex, error) {
 		case slices.Contains(flavorFilters, name):
 			x.flavorSide = append(x.flavorSide, f)
 		default:
-			x.exact = true
+			x.filtersExact, x.exact = true, true
 		}
 	}
 	if ix.HasInventories() {
@@ -207,6 +245,13 @@ func newImpactIndex(s *Snapshot) (*impactIndex, error) {
 		}
 	}
 	x.tenantSig = tenantSignature(s)
+	x.buildTenantClasses()
+	return x, nil
+}
+
+// buildTenantClasses groups the hosts by the tenants their aggregates
+// admit (see tenantClass).
+func (x *impactIndex) buildTenantClasses() {
 	classes := map[string]int32{}
 	x.tenantClass = make([]int32, len(x.hosts))
 	x.classOf = map[string][]int32{}
@@ -235,7 +280,6 @@ func newImpactIndex(s *Snapshot) (*impactIndex, error) {
 		}
 		x.tenantClass[i] = c
 	}
-	return x, nil
 }
 
 // DefaultZone is the zone of a host no aggregate puts in one, as nova's
@@ -271,17 +315,24 @@ func (s *Snapshot) requestTerms(spec *RequestSpec) (rv *resolved, terms placemen
 }
 
 // part computes the hosts that pass what spec contributes: its request
-// filters' terms at the root, and filters. perClass evaluates the filters
-// once per tenant class (valid for the project-side filter only).
-func (x *impactIndex) part(spec *RequestSpec, filters []HostFilter, perClass bool) (placement.Bitset, error) {
+// filters' terms at the root, capacity (flavor side), and filters.
+// perClass evaluates the filters once per tenant class (valid for the
+// project-side filter only). With base, the same part on the live index
+// this one derives from, a host no changed aggregate holds keeps base's
+// verdict when base judged it: its aggregates, and so what every filter
+// reads of it, are the same.
+//
+// fitsOf, when not nil, is a part whose capacity fits hold for this one
+// too (same providers, a flavor asking the same resources and traits).
+func (x *impactIndex) part(spec *RequestSpec, filters []HostFilter, perClass bool, base, fitsOf *partResult) partResult {
 	n := len(x.hosts)
 	set := placement.NewBitset(n)
 	rv, terms, failed, err := x.s.requestTerms(spec)
 	if err != nil {
-		return nil, err
+		return partResult{err: err}
 	}
 	if failed {
-		return set, nil
+		return partResult{bits: set, considered: set}
 	}
 	set.Fill(n)
 	for _, term := range terms.Required {
@@ -302,18 +353,26 @@ func (x *impactIndex) part(spec *RequestSpec, filters []HostFilter, perClass boo
 			}
 		}
 	}
+	var fits placement.Bitset
 	if !perClass && x.capacity && rv.req.Flavor != nil {
-		if fits := x.s.FlavorFitBits(rv.req.Flavor); fits != nil {
-			set.Each(func(i int) {
-				if !fits.Has(x.hostRoot[i]) {
-					set.Clear(i)
+		if fitsOf != nil {
+			fits = fitsOf.fits // same providers, same resources asked
+		} else if roots := x.s.FlavorFitBits(rv.req.Flavor); roots != nil {
+			fits = placement.NewBitset(n)
+			for i, p := range x.hostRoot {
+				if roots.Has(p) {
+					fits.Set(i)
 				}
-			})
+			}
+		}
+		if fits != nil {
+			set.And(fits)
 		}
 	}
 	if len(filters) == 0 {
-		return set, nil
+		return x.shared(partResult{bits: set, considered: set, fits: fits}, base)
 	}
+	considered := set.Clone()
 	// The filters see the world's settings, not the override that kept
 	// the other side's request filters out of the terms.
 	req := Request{ProjectID: spec.ProjectID, Flavor: rv.req.Flavor, NumInstances: 1,
@@ -326,21 +385,37 @@ func (x *impactIndex) part(spec *RequestSpec, filters []HostFilter, perClass boo
 		}
 		return true
 	}
+	judge := passes
 	if perClass {
-		verdict := x.classVerdicts(spec.ProjectID, passes)
-		set.Each(func(i int) {
-			if !verdict[x.tenantClass[i]] {
-				set.Clear(i)
+		var verdict []bool
+		judge = func(i int) bool {
+			if verdict == nil {
+				verdict = x.classVerdicts(spec.ProjectID, passes)
 			}
-		})
-		return set, nil
+			return verdict[x.tenantClass[i]]
+		}
 	}
 	set.Each(func(i int) {
-		if !passes(i) {
+		if base != nil && !x.affected.Has(i) && base.considered.Has(i) {
+			if !base.bits.Has(i) {
+				set.Clear(i)
+			}
+			return
+		}
+		if !judge(i) {
 			set.Clear(i)
 		}
 	})
-	return set, nil
+	return x.shared(partResult{bits: set, considered: considered, fits: fits}, base)
+}
+
+// shared returns base's sets in place of r's equal ones, so that a matrix
+// cell can tell an unchanged part by its identity.
+func (x *impactIndex) shared(r partResult, base *partResult) partResult {
+	if base != nil && slices.Equal(r.bits, base.bits) && slices.Equal(r.considered, base.considered) {
+		return *base
+	}
+	return r
 }
 
 // classVerdicts runs the project-side filters once for each class of hosts
@@ -384,20 +459,20 @@ func listp(l []string) *[]string { return &l }
 const maxCachedParts = 5000
 
 // cached returns the part under key, computing it with fn once.
-func (x *impactIndex) cached(m map[string]partResult, key string, fn func() (placement.Bitset, error)) (placement.Bitset, error) {
+func (x *impactIndex) cached(m map[string]partResult, key string, fn func() partResult) partResult {
 	x.mu.Lock()
 	r, ok := m[key]
 	x.mu.Unlock()
 	if ok {
-		return r.bits, r.err
+		return r
 	}
-	r.bits, r.err = fn()
+	r = fn()
 	x.mu.Lock()
 	if len(m) < maxCachedParts {
 		m[key] = r
 	}
 	x.mu.Unlock()
-	return r.bits, r.err
+	return r
 }
 
 // tenantSignature is what tenant isolation reads of a world: the settings
@@ -425,31 +500,251 @@ func tenantSignature(s *Snapshot) string {
 
 // projectPart is the hosts project p may use whatever the flavor.
 func (x *impactIndex) projectPart(p string) (placement.Bitset, error) {
-	return x.cached(x.projectParts, p, func() (placement.Bitset, error) { return x.computeProjectPart(p) })
+	r := x.projectPartResult(p)
+	return r.bits, r.err
 }
 
-func (x *impactIndex) computeProjectPart(p string) (placement.Bitset, error) {
-	spec := &RequestSpec{ProjectID: p, NumInstances: 1,
-		Flavor: FlavorRef{Inline: &models.Flavor{ExtraSpecs: map[string]string{}}},
-		Settings: &SettingsOverride{
-			RequiredMemberPrefix: strp(""), DefaultForbiddenMemberPrefix: strp(""),
-			EnableIsolatedAggregateFiltering: boolp(false), EnabledFilters: listp([]string{}),
-		}}
-	return x.part(spec, x.projectSide, true)
+func (x *impactIndex) projectPartResult(p string) partResult {
+	if x.base != nil && x.sameTenancy {
+		// Nothing tenant isolation reads changed: the project may use
+		// the same hosts.
+		return x.base.projectPartResult(p)
+	}
+	return x.cached(x.projectParts, p, func() partResult {
+		var base *partResult
+		if x.base != nil {
+			r := x.base.projectPartResult(p)
+			base = &r
+		}
+		spec := &RequestSpec{ProjectID: p, NumInstances: 1,
+			Flavor: FlavorRef{Inline: &models.Flavor{ExtraSpecs: map[string]string{}}},
+			Settings: &SettingsOverride{
+				RequiredMemberPrefix: strp(""), DefaultForbiddenMemberPrefix: strp(""),
+				EnableIsolatedAggregateFiltering: boolp(false), EnabledFilters: listp([]string{}),
+			}}
+		return x.part(spec, x.projectSide, true, base, nil)
+	})
 }
 
 // flavorPart is the hosts flavor f may use whatever the project.
 func (x *impactIndex) flavorPart(f string) (placement.Bitset, error) {
-	return x.cached(x.flavorParts, f, func() (placement.Bitset, error) { return x.computeFlavorPart(f) })
+	r := x.flavorPartResult(f)
+	return r.bits, r.err
 }
 
-func (x *impactIndex) computeFlavorPart(f string) (placement.Bitset, error) {
-	spec := &RequestSpec{NumInstances: 1, Flavor: FlavorRef{Name: f},
-		Settings: &SettingsOverride{
-			LimitTenantsToPlacementAggregate: boolp(false), PlacementAggregateRequiredForTenants: boolp(false),
-			EnabledFilters: listp([]string{}),
-		}}
-	return x.part(spec, x.flavorSide, false)
+func (x *impactIndex) flavorPartResult(f string) partResult {
+	return x.cached(x.flavorParts, f, func() partResult {
+		// The live part of the same flavor: all of it carries over to the
+		// hosts the changes leave alone when the flavor is unchanged, its
+		// capacity fits when the flavor asks the same resources.
+		var base, fitsOf *partResult
+		if x.base != nil && sameCapacityAsk(x.base.s, x.s, f) {
+			if r := x.base.flavorPartResult(f); r.err == nil {
+				fitsOf = &r
+				if sameFlavor(x.base.s, x.s, f) {
+					base = &r
+				}
+			}
+		}
+		spec := &RequestSpec{NumInstances: 1, Flavor: FlavorRef{Name: f},
+			Settings: &SettingsOverride{
+				LimitTenantsToPlacementAggregate: boolp(false), PlacementAggregateRequiredForTenants: boolp(false),
+				EnabledFilters: listp([]string{}),
+			}}
+		return x.part(spec, x.flavorSide, false, base, fitsOf)
+	})
+}
+
+// sameFlavor reports whether flavor name reads the same in both snapshots
+// (absent from both counts as the same).
+func sameFlavor(a, b *Snapshot, name string) bool {
+	fa, oka := a.flavorByName[name]
+	fb, okb := b.flavorByName[name]
+	if oka != okb || fa == fb {
+		return oka == okb
+	}
+	return fa.VCPUs == fb.VCPUs && fa.RAMMB == fb.RAMMB && fa.DiskGB == fb.DiskGB && fa.ID == fb.ID &&
+		maps.Equal(fa.ExtraSpecs, fb.ExtraSpecs)
+}
+
+// sameCapacityAsk reports whether flavor name asks the same of capacity in
+// both snapshots: its size, and its resources*, trait* and group_policy
+// extra specs (what FlavorGroups reads).
+func sameCapacityAsk(a, b *Snapshot, name string) bool {
+	fa, oka := a.flavorByName[name]
+	fb, okb := b.flavorByName[name]
+	if oka != okb || fa == fb {
+		return oka == okb
+	}
+	if fa.VCPUs != fb.VCPUs || fa.RAMMB != fb.RAMMB || fa.DiskGB != fb.DiskGB {
+		return false
+	}
+	asks := func(k string) bool {
+		return strings.HasPrefix(k, "resources") || strings.HasPrefix(k, "trait") || k == "group_policy"
+	}
+	for k, v := range fa.ExtraSpecs {
+		if w, ok := fb.ExtraSpecs[k]; (!ok || w != v) && asks(k) {
+			return false
+		}
+	}
+	for k := range fb.ExtraSpecs {
+		if _, ok := fa.ExtraSpecs[k]; !ok && asks(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// position is the host's position in the index, or -1.
+func (x *impactIndex) position(name string) int {
+	x.posOnce.Do(func() {
+		if x.base != nil {
+			x.pos = x.base.positions()
+			return
+		}
+		x.pos = make(map[string]int32, len(x.names))
+		for i, n := range x.names {
+			x.pos[n] = int32(i)
+		}
+	})
+	if p, ok := x.pos[name]; ok {
+		return int(p)
+	}
+	return -1
+}
+
+// serverPositions is each of the world's servers' host position, -1 when
+// it runs on no host the index knows.
+func (x *impactIndex) serverPositions() []int32 {
+	x.serverPosOnce.Do(func() {
+		servers := x.s.world.Servers
+		x.serverPos = make([]int32, len(servers))
+		for i := range servers {
+			x.serverPos[i] = -1
+			if servers[i].Host != "" {
+				x.serverPos[i] = int32(x.position(servers[i].Host))
+			}
+		}
+	})
+	return x.serverPos
+}
+
+func (x *impactIndex) positions() map[string]int32 {
+	x.position("")
+	return x.pos
+}
+
+// derivedImpactIdx is the draft snapshot's index, derived from the live
+// index base when the draft differs from it in aggregates alone (see
+// derive), else built whole.
+func (s *Snapshot) derivedImpactIdx(base *impactIndex) (*impactIndex, error) {
+	s.impact.once.Do(func() {
+		if x := derive(base, s); x != nil {
+			s.impact.x = x
+			return
+		}
+		s.impact.x, s.impact.err = newImpactIndex(s)
+	})
+	return s.impact.x, s.impact.err
+}
+
+// derive builds the index of snapshot s from base's when s has base's
+// providers (the same ones, not copies) and settings, so that the two
+// differ in aggregates and flavors at most: host order, capacity and
+// every part of a host no changed aggregate holds carry over. It returns
+// nil when they differ in more.
+func derive(base *impactIndex, s *Snapshot) *impactIndex {
+	bw, w := base.s.world, s.world
+	if base.s == s || len(w.Providers) != len(bw.Providers) || len(w.Providers) == 0 ||
+		&w.Providers[0] != &bw.Providers[0] || len(s.hosts) != len(base.hosts) ||
+		s.ix.Len() != base.s.ix.Len() || !equalSettings(w.Settings, bw.Settings) {
+		return nil
+	}
+	x := &impactIndex{s: s, base: base, names: base.names, order: base.order, hostRoot: base.hostRoot, hostAt: base.hostAt,
+		projectSide: base.projectSide, flavorSide: base.flavorSide, filtersExact: base.filtersExact, capacity: base.capacity,
+		aggIndex: make(map[string]int, s.ix.NumAggregates()), aggHosts: make([][]int32, s.ix.NumAggregates()),
+		projectParts: map[string]partResult{}, flavorParts: map[string]partResult{}}
+	x.hosts = make([]HostState, len(base.hosts))
+	for i, o := range base.order {
+		h := s.hosts[o]
+		if h.Provider != base.hosts[i].Provider || s.ix.Provider(base.hostRoot[i]) != h.Provider {
+			return nil
+		}
+		x.hosts[i] = h
+	}
+	// The aggregates that differ, by UUID, in either world.
+	x.affected = placement.NewBitset(len(x.hosts))
+	tenancy, zones := false, false
+	touch := func(a *models.Aggregate, members []int32) {
+		for k := range a.Metadata {
+			tenancy = tenancy || IsTenantKey(k)
+		}
+		zones = zones || aggregateAZ(a) != ""
+		for _, h := range members {
+			x.affected.Set(int(h))
+		}
+	}
+	seen := make(map[string]bool, s.ix.NumAggregates())
+	for a := 0; a < s.ix.NumAggregates(); a++ {
+		agg := s.ix.Aggregate(a)
+		x.aggIndex[agg.UUID] = a
+		seen[agg.UUID] = true
+		if ba, ok := base.aggIndex[agg.UUID]; ok && sameAggregate(base.s.ix.Aggregate(ba), agg) {
+			x.aggHosts[a] = base.aggHosts[ba]
+			continue
+		}
+		for _, p := range s.ix.Members(a) {
+			if h := x.hostAt[p]; h >= 0 {
+				x.aggHosts[a] = append(x.aggHosts[a], h)
+			}
+		}
+		touch(agg, x.aggHosts[a])
+		if ba, ok := base.aggIndex[agg.UUID]; ok {
+			touch(base.s.ix.Aggregate(ba), base.aggHosts[ba])
+		}
+	}
+	for ba := 0; ba < base.s.ix.NumAggregates(); ba++ {
+		if agg := base.s.ix.Aggregate(ba); !seen[agg.UUID] {
+			touch(agg, base.aggHosts[ba])
+		}
+	}
+	x.zones = base.zones
+	if zones {
+		x.zones = slices.Clone(base.zones)
+		x.affected.Each(func(i int) { x.zones[i] = hostZone(&x.hosts[i]) })
+	}
+	x.exact = x.filtersExact
+	if x.capacity && !capacityFactorable(s.ix, w.Settings) {
+		x.exact = true
+	}
+	x.sameTenancy = !tenancy
+	if x.sameTenancy {
+		x.tenantSig, x.tenantClass, x.classRep, x.classOf, x.restricted =
+			base.tenantSig, base.tenantClass, base.classRep, base.classOf, base.restricted
+	} else {
+		x.tenantSig = tenantSignature(s)
+		x.buildTenantClasses()
+	}
+	return x
+}
+
+// sameAggregate reports whether two versions of an aggregate read the same.
+func sameAggregate(a, b *models.Aggregate) bool {
+	return a.Name == b.Name && aggregateAZ(a) == aggregateAZ(b) &&
+		(a.AvailabilityZone == nil) == (b.AvailabilityZone == nil) &&
+		maps.Equal(a.Metadata, b.Metadata) && slices.Equal(a.Members, b.Members)
+}
+
+// equalSettings reports whether two settings are the same.
+func equalSettings(a, b models.Settings) bool {
+	return a.LimitTenantsToPlacementAggregate == b.LimitTenantsToPlacementAggregate &&
+		a.PlacementAggregateRequiredForTenants == b.PlacementAggregateRequiredForTenants &&
+		a.EnableIsolatedAggregateFiltering == b.EnableIsolatedAggregateFiltering &&
+		a.QueryPlacementForAvailabilityZone == b.QueryPlacementForAvailabilityZone &&
+		a.RequiredMemberPrefix == b.RequiredMemberPrefix && a.DefaultForbiddenMemberPrefix == b.DefaultForbiddenMemberPrefix &&
+		a.SoftAffinityWeightMultiplier == b.SoftAffinityWeightMultiplier &&
+		a.SoftAntiAffinityWeightMultiplier == b.SoftAntiAffinityWeightMultiplier &&
+		slices.Equal(a.EnabledFilters, b.EnabledFilters)
 }
 
 // ImpactOptions chooses the matrix: which projects (AnyOtherProject among
@@ -481,7 +776,7 @@ func ComputeImpactWith(live, draft *Snapshot, o ImpactOptions) (*Impact, error) 
 	if err != nil {
 		return nil, err
 	}
-	dx, err := draft.impactIdx()
+	dx, err := draft.derivedImpactIdx(lx)
 	if err != nil {
 		return nil, err
 	}
@@ -550,18 +845,18 @@ func factoredImpact(m *Impact, projects, flavors, zones []string, lx, dx *impact
 	np, nf := len(projects), len(flavors)
 	lp, dp := make([]part, np), make([]part, np)
 	lf, df := make([]part, nf), make([]part, nf)
-	var jobs []func()
+	// Live parts first: a draft's index derives its parts from them.
+	var liveJobs, draftJobs []func()
 	for i, p := range projects {
-		jobs = append(jobs,
-			func() { lp[i].bits, lp[i].err = lx.projectPart(p) },
-			func() { dp[i].bits, dp[i].err = dx.projectPart(p) })
+		liveJobs = append(liveJobs, func() { lp[i].bits, lp[i].err = lx.projectPart(p) })
+		draftJobs = append(draftJobs, func() { dp[i].bits, dp[i].err = dx.projectPart(p) })
 	}
 	for j, f := range flavors {
-		jobs = append(jobs,
-			func() { lf[j].bits, lf[j].err = lx.flavorPart(f) },
-			func() { df[j].bits, df[j].err = dx.flavorPart(f) })
+		liveJobs = append(liveJobs, func() { lf[j].bits, lf[j].err = lx.flavorPart(f) })
+		draftJobs = append(draftJobs, func() { df[j].bits, df[j].err = dx.flavorPart(f) })
 	}
-	parallel(jobs)
+	parallel(liveJobs)
+	parallel(draftJobs)
 
 	n := len(lx.names)
 	var rows []func()
@@ -578,16 +873,25 @@ func factoredImpact(m *Impact, projects, flavors, zones []string, lx, dx *impact
 					c.Error = errMessage(err)
 					continue
 				}
+				// Project and flavor meet only here: a private flavor is
+				// no flavor at all for a project off its access list.
+				livePrivate, draftPrivate := privateTo(lx.s, flavors[fj], projects[i]), privateTo(dx.s, flavors[fj], projects[i])
+				if zi < 0 && livePrivate == draftPrivate && same(lp[i].bits, dp[i].bits) && same(lf[fj].bits, df[fj].bits) {
+					// Neither part changed: the pair keeps its hosts.
+					if !livePrivate {
+						c.Live = andCount(lp[i].bits, lf[fj].bits)
+					}
+					c.Draft = c.Live
+					continue
+				}
 				copy(l, lp[i].bits)
 				l.And(lf[fj].bits)
 				copy(d, dp[i].bits)
 				d.And(df[fj].bits)
-				// Project and flavor meet only here: a private flavor is
-				// no flavor at all for a project off its access list.
-				if privateTo(lx.s, flavors[fj], projects[i]) {
+				if livePrivate {
 					clear(l)
 				}
-				if privateTo(dx.s, flavors[fj], projects[i]) {
+				if draftPrivate {
 					clear(d)
 				}
 				if zi >= 0 {
@@ -604,19 +908,39 @@ func factoredImpact(m *Impact, projects, flavors, zones []string, lx, dx *impact
 					}
 					c.LostCount += bits.OnesCount64(lost)
 					c.GainedCount += bits.OnesCount64(gained)
-					for b := 0; b < 64 && (len(c.Lost) < impactNames || len(c.Gained) < impactNames); b++ {
-						if lost&(1<<b) != 0 && len(c.Lost) < impactNames {
-							c.Lost = append(c.Lost, lx.names[w*64+b])
-						}
-						if gained&(1<<b) != 0 && len(c.Gained) < impactNames {
-							c.Gained = append(c.Gained, lx.names[w*64+b])
-						}
-					}
+					c.Lost = appendNames(c.Lost, lost, w, lx.names)
+					c.Gained = appendNames(c.Gained, gained, w, lx.names)
 				}
 			}
 		})
 	}
 	parallel(rows)
+}
+
+// same reports whether a and b are one set (not merely equal ones): a
+// derived index hands out its base's part when the draft changes nothing
+// of it.
+func same(a, b placement.Bitset) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// andCount is the size of a ∩ b.
+func andCount(a, b placement.Bitset) int {
+	n := 0
+	for i := range a {
+		n += bits.OnesCount64(a[i] & b[i])
+	}
+	return n
+}
+
+// appendNames adds the names of the hosts in word w of a set (bits word)
+// while names has room for them (impactNames).
+func appendNames(names []string, word uint64, w int, all []string) []string {
+	for word != 0 && len(names) < impactNames {
+		names = append(names, all[w*64+bits.TrailingZeros64(word)])
+		word &= word - 1
+	}
+	return names
 }
 
 // privateTo says whether flavor is private and project not on its access

@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -57,25 +58,26 @@ func Strandings(live, draft *Snapshot) (*Stranding, error) {
 	if err != nil {
 		return nil, err
 	}
-	dx, err := draft.impactIdx()
+	dx, err := draft.derivedImpactIdx(lx)
 	if err != nil {
 		return nil, err
 	}
 	out := &Stranding{Servers: []StrandedServer{}, Groups: []BrokenGroup{}}
-	// Flavor parts of both worlds, by the draft's flavors.
+	// Flavor parts of both worlds, by the draft's flavors; live first, as
+	// a derived draft index builds on them.
 	flavors := make([]string, len(draft.world.Flavors))
 	for i, f := range draft.world.Flavors {
 		flavors[i] = f.Name
 	}
 	lf, df := make([]placement.Bitset, len(flavors)), make([]placement.Bitset, len(flavors))
 	errs := make([]error, 2*len(flavors))
-	var jobs []func()
+	var liveJobs, draftJobs []func()
 	for j, f := range flavors {
-		jobs = append(jobs,
-			func() { lf[j], errs[2*j] = lx.flavorPart(f) },
-			func() { df[j], errs[2*j+1] = dx.flavorPart(f) })
+		liveJobs = append(liveJobs, func() { lf[j], errs[2*j] = lx.flavorPart(f) })
+		draftJobs = append(draftJobs, func() { df[j], errs[2*j+1] = dx.flavorPart(f) })
 	}
-	parallel(jobs)
+	parallel(liveJobs)
+	parallel(draftJobs)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -98,6 +100,27 @@ func Strandings(live, draft *Snapshot) (*Stranding, error) {
 		return pp, nil
 	}
 	sameTenancy := lx.tenantSig == dx.tenantSig
+	// When the draft's index derives from live's, hosts sit at the same
+	// positions in both, and the hosts where some flavor's verdict or the
+	// zone differs can be marked at once: a server elsewhere keeps what
+	// it had (unless tenancy changed, which is judged per project).
+	aligned := dx.base == lx
+	var changed placement.Bitset
+	if aligned {
+		changed = placement.NewBitset(len(lx.names))
+		for j := range flavors {
+			if !same(lf[j], df[j]) {
+				for w := range changed {
+					changed[w] |= lf[j][w] ^ df[j][w]
+				}
+			}
+		}
+		dx.affected.Each(func(i int) {
+			if lx.zones[i] != dx.zones[i] {
+				changed.Set(i)
+			}
+		})
+	}
 	fits := func(sets []placement.Bitset, h int) []string {
 		var names []string
 		for j, b := range sets {
@@ -121,9 +144,8 @@ func Strandings(live, draft *Snapshot) (*Stranding, error) {
 		}
 		hf := &hostFits{}
 		byHost[name] = hf
-		lh, lok := slices.BinarySearch(lx.names, name)
-		dh, dok := slices.BinarySearch(dx.names, name)
-		if !lok || !dok {
+		lh, dh := lx.position(name), dx.position(name)
+		if lh < 0 || dh < 0 {
 			return hf
 		}
 		hf.ok, hf.lh, hf.dh = true, lh, dh
@@ -154,15 +176,38 @@ func Strandings(live, draft *Snapshot) (*Stranding, error) {
 		}
 		return hf
 	}
-	for _, srv := range draft.world.Servers {
+	// A draft that shares live's servers finds their hosts in live's
+	// index, worked out once per snapshot.
+	var serverPos []int32
+	if aligned && sameTenancy && sameSlice(draft.world.Servers, live.world.Servers) {
+		serverPos = lx.serverPositions()
+	}
+	for si, srv := range draft.world.Servers {
 		if srv.Host == "" {
 			continue
+		}
+		if aligned && sameTenancy {
+			var h int
+			if serverPos != nil {
+				h = int(serverPos[si])
+			} else {
+				h = lx.position(srv.Host)
+			}
+			if h < 0 {
+				continue
+			}
+			out.Checked++
+			if !changed.Has(h) {
+				continue // nothing about the host changed
+			}
 		}
 		hf := judgeHost(srv.Host)
 		if !hf.ok {
 			continue
 		}
-		out.Checked++
+		if !aligned || !sameTenancy {
+			out.Checked++
+		}
 		lh, dh := hf.lh, hf.dh
 		if !hf.anyFlavor {
 			continue // no flavor fits the host on live data either
@@ -216,48 +261,134 @@ func Strandings(live, draft *Snapshot) (*Stranding, error) {
 		}
 	}
 	slices.SortFunc(out.Servers, func(a, b StrandedServer) int {
-		return strings.Compare(a.Host+"\x00"+a.Name, b.Host+"\x00"+b.Name)
+		return cmp.Or(strings.Compare(a.Host, b.Host), strings.Compare(a.Name, b.Name))
 	})
-	// A draft moves no server, so a group can newly break only when its
-	// members change: judge those groups alone.
+	groups, gerr := brokenGroups(live, draft, lx, dx, lf, df, sameTenancy)
+	if gerr != nil {
+		return nil, gerr
+	}
+	out.Groups = groups
+	return out, nil
+}
+
+// brokenGroups lists the hard-policy server groups the draft breaks. A
+// draft moves no server, but it breaks a group in two ways:
+//   - by changing the group (members, policy, rules) so that where its
+//     members run breaks the policy;
+//   - by changing what the group's project may use (any change kind:
+//     aggregates, flavors' extra specs, settings, providers), so that the
+//     policy can no longer be met: an affinity group's host is no longer
+//     eligible, so a new or rebuilt member has nowhere to go; an
+//     anti-affinity group is left no eligible host below
+//     max_server_per_host.
+//
+// A host is eligible for a project when some flavor of the world may land
+// there for it (a server does not record its flavor). Groups already
+// broken on live data are not listed.
+func brokenGroups(live, draft *Snapshot, lx, dx *impactIndex, lf, df []placement.Bitset, sameTenancy bool) ([]BrokenGroup, error) {
+	out := []BrokenGroup{}
+	hostOf := func(uuid string) string {
+		if s, ok := draft.serverByUUID[uuid]; ok {
+			return s.Host
+		}
+		return ""
+	}
+	members := func(g *models.ServerGroup) map[string]int {
+		count := map[string]int{}
+		for _, m := range g.Members {
+			if h := hostOf(m); h != "" {
+				count[h]++
+			}
+		}
+		return count
+	}
+	// The hosts some flavor may use, per world: a host outside them is
+	// eligible for no project. When they and tenancy are the same in both
+	// worlds, every project may use the same hosts, and only changed
+	// groups need a look.
+	union := func(sets []placement.Bitset, n int) placement.Bitset {
+		u := placement.NewBitset(n)
+		for _, b := range sets {
+			u.Or(b)
+		}
+		return u
+	}
+	ul, ud := union(lf, len(lx.names)), union(df, len(dx.names))
+	eligibility := !sameTenancy || !slices.Equal(lx.names, dx.names) || !slices.Equal(ul, ud)
 	liveGroups := make(map[string]*models.ServerGroup, len(live.world.ServerGroups))
 	for i := range live.world.ServerGroups {
 		liveGroups[live.world.ServerGroups[i].UUID] = &live.world.ServerGroups[i]
 	}
-	var hostOf map[string]string
 	for i := range draft.world.ServerGroups {
 		g := &draft.world.ServerGroups[i]
-		lg, ok := liveGroups[g.UUID]
-		if ok && slices.Equal(lg.Members, g.Members) && lg.Policy == g.Policy && maps.Equal(lg.Rules, g.Rules) {
+		if g.Policy != models.PolicyAffinity && g.Policy != models.PolicyAntiAffinity {
 			continue
 		}
-		if hostOf == nil {
-			hostOf = make(map[string]string, len(draft.world.Servers))
-			for _, s := range draft.world.Servers {
-				hostOf[s.UUID] = s.Host
-			}
+		lg, ok := liveGroups[g.UUID]
+		changedGroup := !ok || !slices.Equal(lg.Members, g.Members) || lg.Policy != g.Policy || !maps.Equal(lg.Rules, g.Rules)
+		if !changedGroup && !eligibility {
+			continue
 		}
-		if ok && groupBreak(hostOf, lg) != "" {
+		if ok && groupBreak(members(lg), lg) != "" {
 			continue // already broken on live data
 		}
-		if r := groupBreak(hostOf, g); r != "" {
-			out.Groups = append(out.Groups, BrokenGroup{UUID: g.UUID, Name: g.Name, Project: g.ProjectID, Policy: g.Policy, Reason: r})
+		count := members(g)
+		if r := groupBreak(count, g); r != "" {
+			out = append(out, BrokenGroup{UUID: g.UUID, Name: g.Name, Project: g.ProjectID, Policy: g.Policy, Reason: r})
+			continue
+		}
+		if !eligibility || len(count) == 0 {
+			continue
+		}
+		pl, err := lx.projectPart(g.ProjectID)
+		if err != nil {
+			return nil, err
+		}
+		pd, err := dx.projectPart(g.ProjectID)
+		if err != nil {
+			return nil, err
+		}
+		eligible := func(x *impactIndex, part, flavors placement.Bitset, host string) bool {
+			h := x.position(host)
+			return h >= 0 && part.Has(h) && flavors.Has(h)
+		}
+		hosts := sortedKeys(count)
+		if g.Policy == models.PolicyAffinity {
+			h := hosts[0]
+			if eligible(lx, pl, ul, h) && !eligible(dx, pd, ud, h) {
+				out = append(out, BrokenGroup{UUID: g.UUID, Name: g.Name, Project: g.ProjectID, Policy: g.Policy,
+					Reason: fmt.Sprintf("affinity: its members run on host %s, which the draft makes ineligible for project %s; a new or rebuilt member must land there and cannot", h, g.ProjectID)})
+			}
+			continue
+		}
+		limit := g.MaxServerPerHost()
+		room := func(x *impactIndex, part, flavors placement.Bitset) int {
+			n := andCount(part, flavors)
+			for _, h := range hosts {
+				if count[h] >= limit && eligible(x, part, flavors, h) {
+					n--
+				}
+			}
+			return n
+		}
+		if room(lx, pl, ul) > 0 && room(dx, pd, ud) == 0 {
+			out = append(out, BrokenGroup{UUID: g.UUID, Name: g.Name, Project: g.ProjectID, Policy: g.Policy,
+				Reason: fmt.Sprintf("anti-affinity: the draft leaves project %s no eligible host with room for another member (max_server_per_host=%d); a new or evacuated member has nowhere to go", g.ProjectID, limit)})
 		}
 	}
 	return out, nil
 }
 
-// groupBreak says how the members' hosts break the group's hard policy,
+// sameSlice reports whether a and b are one slice (not merely equal ones).
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// groupBreak says how the members (count per host) break the group's hard policy,
 // "" when they do not.
-func groupBreak(hostOf map[string]string, g *models.ServerGroup) string {
+func groupBreak(count map[string]int, g *models.ServerGroup) string {
 	if g.Policy != models.PolicyAffinity && g.Policy != models.PolicyAntiAffinity {
 		return ""
-	}
-	count := map[string]int{}
-	for _, m := range g.Members {
-		if h := hostOf[m]; h != "" {
-			count[h]++
-		}
 	}
 	hosts := sortedKeys(count)
 	if g.Policy == models.PolicyAffinity {

@@ -207,6 +207,7 @@ type MemberRow struct {
 	Kind       string // host, child, sharing
 	Path       string // root › … › parent, for children
 	Member     bool   // already in the aggregate (picker)
+	Ticked     bool   // ticked in a refused removal, shown ticked again
 }
 
 // PickerProps is the provider picker of an aggregate: a search and the

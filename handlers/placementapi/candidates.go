@@ -613,18 +613,13 @@ func appendCandidates(b []byte, ix *placement.Index, enc *encodedProviders, res 
 			b = append(b, '}')
 			if v.AtLeast(34) {
 				b = append(b, `,"mappings":{`...)
-				suffixes := make([]string, 0, len(cand.Mappings))
-				for s := range cand.Mappings {
-					suffixes = append(suffixes, s)
-				}
-				sort.Strings(suffixes)
-				for k, s := range suffixes {
+				for k, m := range cand.Mappings {
 					if k > 0 {
 						b = append(b, ',')
 					}
-					b = appendJSONString(b, s)
+					b = appendJSONString(b, m.Suffix)
 					b = append(b, ":["...)
-					for x, p := range cand.Mappings[s] {
+					for x, p := range m.Providers {
 						if x > 0 {
 							b = append(b, ',')
 						}
@@ -746,12 +741,12 @@ func renderCandidates(ix *placement.Index, res *placement.Candidates, req *candi
 			item := map[string]any{"allocations": allocs}
 			if v.AtLeast(34) {
 				m := map[string][]string{}
-				for s, ps := range cand.Mappings {
-					l := make([]string, len(ps))
-					for i, p := range ps {
+				for _, gm := range cand.Mappings {
+					l := make([]string, len(gm.Providers))
+					for i, p := range gm.Providers {
 						l[i] = ix.Provider(p).UUID
 					}
-					m[s] = l
+					m[gm.Suffix] = l
 				}
 				item["mappings"] = m
 			}

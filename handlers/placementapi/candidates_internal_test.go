@@ -101,6 +101,6 @@ func FuzzCandidateQuery(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%q: %v", raw, err)
 		}
-		_ = writeCandidates(ix, &encodedProviders{ix: ix}, res, req, placement.V(minor))
+		_ = writeCandidates(ix, &encodedProviders{ix: ix, encodings: &encodings{}}, res, req, placement.V(minor))
 	})
 }

@@ -109,8 +109,8 @@ func diffCounts(t *testing.T, r *worldResp) map[string][3]int {
 		}
 		out[kind] = n
 	})
-	if len(out) != 5 {
-		t.Fatalf("preview rows: %v, want the five kinds (status %d, errors %q)", out, r.StatusCode, r.Words(t, "world-form"))
+	if len(out) != 6 {
+		t.Fatalf("preview rows: %v, want the six kinds (status %d, errors %q)", out, r.StatusCode, r.Words(t, "world-form"))
 	}
 	return out
 }
@@ -354,7 +354,7 @@ func TestWorldPreviewCounts(t *testing.T) {
 				t.Fatalf("preview: status %d: %s", p.StatusCode, p.Words(t, "error-file"))
 			}
 			got := diffCounts(t, p)
-			for _, k := range []string{"providers", "aggregates", "flavors", "servers", "server_groups"} {
+			for _, k := range []string{"providers", "aggregates", "flavors", "servers", "server_groups", "consumers"} {
 				if got[k] != want[k] {
 					t.Errorf("%s: added/changed/removed = %v, want %v", k, got[k], want[k])
 				}
@@ -389,6 +389,82 @@ func TestWorldPreviewCounts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWorldPreviewCountsConsumers checks that the preview counts the
+// consumers (with their allocations) an import adds, changes and removes,
+// and that applying it does what the preview said.
+func TestWorldPreviewCountsConsumers(t *testing.T) {
+	app := webtest.Start(t)
+	c := worldLogin(t, app, app.AdminName, app.AdminPassword)
+	const (
+		kept    = "c0000000-0000-4000-8000-00000000000a"
+		dropped = "c0000000-0000-4000-8000-00000000000b"
+		added   = "c0000000-0000-4000-8000-00000000000c"
+	)
+	// host is a provider with VCPU inventory; allocations are added on
+	// top of its usage, so its usage beyond them stays as it was.
+	host := func(w *models.World) *models.Provider {
+		for i := range w.Providers {
+			if inv, ok := w.Providers[i].Inventories["VCPU"]; ok && inv.Total >= 8 {
+				return &w.Providers[i]
+			}
+		}
+		t.Fatal("the demo world has no provider with 8 VCPU")
+		return nil
+	}
+	allocate := func(w *models.World, consumer string, vcpu int64) {
+		p := host(w)
+		if p.Usages == nil {
+			p.Usages = map[string]int64{}
+		}
+		p.Usages["VCPU"] += vcpu
+		w.Consumers = append(w.Consumers, models.Consumer{UUID: consumer, ProjectID: "p1", UserID: "u1",
+			Allocations: []models.Allocation{{ConsumerUUID: consumer, ProviderUUID: p.UUID, ResourceClass: "VCPU", Used: vcpu}}})
+	}
+	step := func(name, mode string, edit func(w *models.World), want [3]int) {
+		t.Helper()
+		w := decodeWorld(t, c.download())
+		edit(w)
+		p := c.upload(encodeWorld(t, w), mode, false)
+		if p.StatusCode != http.StatusOK {
+			t.Fatalf("%s: preview: status %d: %s", name, p.StatusCode, p.Words(t, "error-file"))
+		}
+		if got := diffCounts(t, p)["consumers"]; got != want {
+			t.Errorf("%s: consumers added/changed/removed = %v, want %v", name, got, want)
+		}
+		before := decodeWorld(t, exportJSON(t, app.Store))
+		if a := c.apply(p); a.StatusCode != http.StatusSeeOther {
+			t.Fatalf("%s: apply: status %d: %s", name, a.StatusCode, a.Words(t, "form-error"))
+		}
+		kinds, _ := store.DiffWorlds(before, decodeWorld(t, exportJSON(t, app.Store)))
+		for _, k := range kinds {
+			if n := [3]int{len(k.Added), len(k.Changed), len(k.Removed)}; k.Kind == "consumers" && n != want {
+				t.Errorf("%s: after apply, consumers added/changed/removed = %v, want %v as previewed", name, n, want)
+			}
+		}
+	}
+	step("merge adds two", "merge", func(w *models.World) {
+		allocate(w, kept, 1)
+		allocate(w, dropped, 1)
+	}, [3]int{2, 0, 0})
+	step("replace changes, removes and adds one each", "replace", func(w *models.World) {
+		var rest []models.Consumer
+		for _, cs := range w.Consumers {
+			switch cs.UUID {
+			case kept:
+				cs.Allocations[0].Used++
+				host(w).Usages["VCPU"]++
+			case dropped:
+				host(w).Usages["VCPU"] -= cs.Allocations[0].Used
+				continue
+			}
+			rest = append(rest, cs)
+		}
+		w.Consumers = rest
+		allocate(w, added, 1)
+	}, [3]int{1, 1, 1})
+	step("the same file again changes nothing", "merge", func(*models.World) {}, [3]int{0, 0, 0})
 }
 
 func TestWorldStalePreviewIsRefused(t *testing.T) {

@@ -2,9 +2,9 @@ package placement
 
 import (
 	"math/bits"
+	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 
 	"corral/models"
@@ -88,8 +88,15 @@ type Candidate struct {
 	// Anchor is the root of the tree the candidate serves (for a sharing
 	// provider's resources, the tree it is anchored to).
 	Anchor   int
-	Allocs   []Alloc          // sorted by provider, then class
-	Mappings map[string][]int // suffix → providers, sorted
+	Allocs   []Alloc   // sorted by provider, then class
+	Mappings []Mapping // sorted by suffix
+}
+
+// Mapping is one request group's providers in a candidate (an entry of
+// Placement's mappings).
+type Mapping struct {
+	Suffix    string
+	Providers []int // sorted
 }
 
 // Candidates is the answer: the allocation requests and the providers whose
@@ -104,7 +111,23 @@ type areq struct {
 	anchor   int32
 	same     bool // from a numbered group
 	allocs   []Alloc
-	mappings map[string][]int32
+	mappings []groupMap // sorted by suffix
+}
+
+// groupMap is one group's providers in a request (its mappings entry).
+type groupMap struct {
+	suffix string
+	provs  []int32 // sorted
+}
+
+// providersOf returns the providers mapped to suffix.
+func (a *areq) providersOf(suffix string) []int32 {
+	for _, m := range a.mappings {
+		if m.suffix == suffix {
+			return m.provs
+		}
+	}
+	return nil
 }
 
 // catalogIndex is built once per Index, on first use, and shared by the
@@ -381,13 +404,28 @@ func (ix *Index) AllocationCandidates(q CandidateQuery, cat Catalog) (*Candidate
 		}
 		fits := make([][]int32, len(g.Resources))
 		for k, a := range g.Resources {
-			for _, p := range ix.ProvidersWithClass(a.Class) {
-				if treeRoot >= 0 && ix.root[p] != treeRoot || within != nil && !within.Has(int(p)) {
-					continue
+			ci := ix.resIndex().classes[a.Class]
+			if ci == nil {
+				return empty, nil
+			}
+			skip := func(p int32) bool {
+				return treeRoot >= 0 && ix.root[p] != treeRoot || within != nil && !within.Has(int(p))
+			}
+			if len(q.Consumed) == 0 {
+				// The cached per-class fit set, read in provider order
+				// as the class's rows are.
+				for wi, w := range ix.Fitting(a.Class, a.Amount) {
+					for ; w != 0; w &= w - 1 {
+						if p := int32(wi<<6 + bits.TrailingZeros64(w)); !skip(p) {
+							fits[k] = append(fits[k], p)
+						}
+					}
 				}
-				used := ix.providers[p].Usages[a.Class] + q.Consumed[int(p)][a.Class]
-				if !CheckUsed(ix.providers[p], a.Class, a.Amount, used).Short {
-					fits[k] = append(fits[k], p)
+			} else {
+				for j, p := range ci.prov {
+					if !skip(p) && ci.fits(j, a.Amount, q.Consumed[int(p)][a.Class]) {
+						fits[k] = append(fits[k], p)
+					}
 				}
 			}
 			if len(fits[k]) == 0 {
@@ -396,6 +434,11 @@ func (ix *Index) AllocationCandidates(q CandidateQuery, cat Catalog) (*Candidate
 		}
 		gc := &groupCtx{ix: ix, g: g, inAggs: inAggs, badAggs: badAggs, treeRoot: treeRoot, fits: fits, inAnchors: inAnchors, anchorRoots: anchorRoots,
 			onePerRoot: q.PerAnchor && len(q.Groups) == 1, consumed: q.Consumed}
+		if len(q.Groups) == 1 {
+			// One group's requests are the answer, in its order when
+			// the merge may stop at the limit.
+			gc.stopAt = ix.mergeStop(q)
+		}
 		var reqs []*areq
 		if g.Suffix == "" && (ix.HasSharing() || ix.HasTrees()) {
 			reqs = gc.multiple()
@@ -454,16 +497,26 @@ func (ix *Index) AllocationCandidates(q CandidateQuery, cat Catalog) (*Candidate
 		}
 	}
 	out := &Candidates{Requests: make([]Candidate, len(merged))}
-	for i, a := range merged {
-		c := Candidate{Anchor: int(a.anchor), Allocs: a.allocs, Mappings: make(map[string][]int, len(a.mappings))}
-		for s, ps := range a.mappings {
-			l := make([]int, len(ps))
-			for k, p := range ps {
-				l[k] = int(p)
-			}
-			c.Mappings[s] = l
+	mapped := 0
+	for _, a := range merged {
+		for _, m := range a.mappings {
+			mapped += len(m.provs)
 		}
-		out.Requests[i] = c
+	}
+	// Every mapping and its providers come from two slabs: an answer may
+	// hold thousands of requests.
+	provSlab := make([]int, 0, mapped)
+	mapSlab := make([]Mapping, 0, len(merged))
+	for i, a := range merged {
+		from := len(mapSlab)
+		for _, m := range a.mappings {
+			at := len(provSlab)
+			for _, p := range m.provs {
+				provSlab = append(provSlab, int(p))
+			}
+			mapSlab = append(mapSlab, Mapping{Suffix: m.suffix, Providers: provSlab[at:len(provSlab):len(provSlab)]})
+		}
+		out.Requests[i] = Candidate{Anchor: int(a.anchor), Allocs: a.allocs, Mappings: mapSlab[from:len(mapSlab):len(mapSlab)]}
 	}
 	if summaryOnly != nil {
 		for p := range summaryOnly {
@@ -501,7 +554,10 @@ type groupCtx struct {
 	// onePerRoot stops at a tree's first valid combination: a preview
 	// asking only which trees have a candidate needs no more.
 	onePerRoot bool
-	consumed   map[int]map[string]int64
+	// stopAt, when positive, is how many requests are enough: the
+	// group's first ones are the answer's.
+	stopAt   int
+	consumed map[int]map[string]int64
 }
 
 // traitsOK is the per-provider trait test of a numbered group.
@@ -555,44 +611,73 @@ func (gc *groupCtx) single() []*areq {
 			}
 		}
 	} else {
-		cnt := make(map[int32]int, len(gc.fits[0]))
+		// Providers with room for every class: fits[0] in its order,
+		// kept when each later class's list has them too.
+		all := ix.scratch()
+		defer ix.release(all)
 		for _, p := range gc.fits[0] {
 			if pass(p) {
-				cnt[p] = 1
+				all.Set(int(p))
 			}
 		}
-		for k := 1; k < len(gc.fits); k++ {
-			for _, p := range gc.fits[k] {
-				if cnt[p] == k {
-					cnt[p] = k + 1
+		if len(gc.fits) > 1 {
+			next := ix.scratch()
+			defer ix.release(next)
+			for k := 1; k < len(gc.fits); k++ {
+				clear(next)
+				for _, p := range gc.fits[k] {
+					if all.Has(int(p)) {
+						next.Set(int(p))
+					}
+				}
+				all, next = next, all
+			}
+		}
+		enough := 0
+		for _, p := range gc.fits[0] {
+			if all.Has(int(p)) {
+				provs = append(provs, p)
+				// Without sharing a provider gives one request, when
+				// its root may anchor one.
+				if gc.stopAt > 0 && gc.inAnchors(ix.root[p]) {
+					if enough++; enough == gc.stopAt {
+						break
+					}
 				}
 			}
 		}
-		for _, p := range gc.fits[0] {
-			if cnt[p] == len(gc.fits) {
-				provs = append(provs, p)
-			}
-		}
 	}
-	var out []*areq
-	for _, p := range provs {
-		allocs := make([]Alloc, len(g.Resources))
+	// One request per (provider, anchor), carved from shared slabs: a
+	// group may match every provider of the cloud.
+	K := len(g.Resources)
+	allocSlab := make([]Alloc, len(provs)*K)
+	provSlab := make([]int32, len(provs))
+	mapSlab := make([]groupMap, len(provs))
+	reqs := make([]areq, 0, len(provs))
+	for i, p := range provs {
+		allocs := allocSlab[i*K : (i+1)*K : (i+1)*K]
 		for k, a := range g.Resources {
 			allocs[k] = Alloc{Provider: int(p), Class: a.Class, Amount: a.Amount}
 		}
-		m := map[string][]int32{g.Suffix: {p}}
+		provSlab[i] = p
+		mapSlab[i] = groupMap{g.Suffix, provSlab[i : i+1 : i+1]}
+		m := mapSlab[i : i+1 : i+1]
 		r := ix.root[p]
 		if gc.inAnchors(r) {
-			out = append(out, &areq{anchor: r, same: g.Suffix != "", allocs: allocs, mappings: m})
+			reqs = append(reqs, areq{anchor: r, same: g.Suffix != "", allocs: allocs, mappings: m})
 		}
 		if ix.sharing.Has(int(p)) {
 			for _, a := range ix.Anchors(int(p)) {
 				if int32(a) == r || !gc.inAnchors(int32(a)) {
 					continue
 				}
-				out = append(out, &areq{anchor: int32(a), same: g.Suffix != "", allocs: allocs, mappings: m})
+				reqs = append(reqs, areq{anchor: int32(a), same: g.Suffix != "", allocs: allocs, mappings: m})
 			}
 		}
+	}
+	out := make([]*areq, len(reqs))
+	for i := range reqs {
+		out[i] = &reqs[i]
 	}
 	return out
 }
@@ -712,7 +797,10 @@ func (gc *groupCtx) multiple() []*areq {
 					}
 				}
 				sort.Slice(provs, func(i, j int) bool { return provs[i] < provs[j] })
-				out = append(out, &areq{anchor: r, allocs: allocs, mappings: map[string][]int32{g.Suffix: provs}})
+				out = append(out, &areq{anchor: r, allocs: allocs, mappings: []groupMap{{g.Suffix, provs}}})
+				if gc.stopAt > 0 && len(out) == gc.stopAt {
+					return out
+				}
 				if gc.onePerRoot {
 					// One group asks each class once, and each row was
 					// checked against capacity: the first combination
@@ -780,18 +868,39 @@ func (gc *groupCtx) comboTraitsOK(combo []int32) bool {
 	return true
 }
 
+// mergeStop is how many merged requests make the answer, or 0 for all.
+// Without sharing providers the merged order is the final one (anchor
+// order, then each group's order) and requests of different anchors never
+// collide, so a limit may stop the merge at the limit-th request. Below
+// 1.29 in a world of trees requests are still dropped after the merge, and
+// with sharing providers they are sorted: no early stop then.
+func (ix *Index) mergeStop(q CandidateQuery) int {
+	if q.Limit > 0 && !q.PerAnchor && !ix.HasSharing() && (q.NestedAware || !ix.HasTrees()) {
+		return q.Limit
+	}
+	return 0
+}
+
 // merge is _merge_candidates: per anchor, every combination of one request
 // per group, filtered by group_policy and same_subtree, consolidated and
 // checked against capacity once more; duplicates collapse.
 func (ix *Index) merge(q CandidateQuery, perGroup [][]*areq) []*areq {
+	stopAt := ix.mergeStop(q)
 	if len(perGroup) == 1 && !q.PerAnchor {
 		// One group: each request is its own consolidation, and every
 		// row was checked against capacity. Only a sharing provider can
 		// yield the same request for two anchors.
 		dedup := ix.HasSharing()
-		seen := map[string]bool{}
-		out := make([]*areq, 0, len(perGroup[0]))
-		for _, a := range perGroup[0] {
+		var seen map[string]bool
+		if dedup {
+			seen = map[string]bool{}
+		}
+		reqs := perGroup[0]
+		if stopAt > 0 && stopAt < len(reqs) {
+			reqs = reqs[:stopAt]
+		}
+		out := make([]*areq, 0, len(reqs))
+		for _, a := range reqs {
 			sortAllocs(a.allocs)
 			if dedup {
 				k := a.key()
@@ -819,21 +928,28 @@ func (ix *Index) merge(q CandidateQuery, perGroup [][]*areq) []*areq {
 		}
 		return out
 	}
-	byAnchor := map[int32][][]*areq{}
-	var anchors []int32
+	// Each group's requests bucketed by anchor, keeping their order
+	// (a counting sort): start[g][r]..start[g][r+1] are anchor r's.
+	n := len(ix.providers)
+	G := len(perGroup)
+	start := make([][]int32, G)
+	byAnchor := make([][]*areq, G)
 	for gi, reqs := range perGroup {
+		st := make([]int32, n+1)
 		for _, a := range reqs {
-			lists, ok := byAnchor[a.anchor]
-			if !ok {
-				if gi != 0 {
-					continue // an anchor missing from an earlier group can never be viable
-				}
-				lists = make([][]*areq, len(perGroup))
-				anchors = append(anchors, a.anchor)
-			}
-			lists[gi] = append(lists[gi], a)
-			byAnchor[a.anchor] = lists
+			st[a.anchor+1]++
 		}
+		for r := 0; r < n; r++ {
+			st[r+1] += st[r]
+		}
+		pos := make([]int32, n)
+		copy(pos, st[:n])
+		sorted := make([]*areq, len(reqs))
+		for _, a := range reqs {
+			sorted[pos[a.anchor]] = a
+			pos[a.anchor]++
+		}
+		start[gi], byAnchor[gi] = st, sorted
 	}
 	numbered := 0
 	for _, g := range q.Groups {
@@ -841,59 +957,90 @@ func (ix *Index) merge(q CandidateQuery, perGroup [][]*areq) []*areq {
 			numbered++
 		}
 	}
-	sort.Slice(anchors, func(i, j int) bool { return anchors[i] < anchors[j] })
+	isolate := q.GroupPolicy == "isolate"
 	// Requests of different anchors can be equal only through sharing
 	// providers; without them there is nothing to deduplicate across
 	// anchors, and within one anchor the groups' combinations differ.
 	dedup := ix.HasSharing() || q.PerAnchor
-	seen := map[string]bool{}
+	var seen map[string]bool
+	if dedup {
+		seen = map[string]bool{}
+	}
 	var out []*areq
-	for _, anchor := range anchors {
-		lists := byAnchor[anchor]
-		viable := true
-		for _, l := range lists {
-			if len(l) == 0 {
-				viable = false
-				break
+	lists := make([][]*areq, G)
+	idx := make([]int, G)
+	pick := make([]*areq, G)
+	// used holds the providers of the numbered groups picked so far,
+	// level by level: each numbered group's request maps exactly one
+	// provider, so under isolate a pick repeating one can never pass and
+	// the combinations below it are skipped.
+	used := make([]int32, 0, G)
+	usedAt := make([]int, G+1)
+anchors:
+	for r := 0; r < n; r++ {
+		for gi := range perGroup {
+			lists[gi] = byAnchor[gi][start[gi][r]:start[gi][r+1]]
+			if len(lists[gi]) == 0 {
+				continue anchors
 			}
 		}
-		if !viable {
-			continue
-		}
-		idx := make([]int, len(lists))
-		pick := make([]*areq, len(lists))
-		for {
-			for k := range lists {
-				pick[k] = lists[k][idx[k]]
+		// Depth-first over the combinations in odometer order.
+		k := 0
+		idx[0] = 0
+		used = used[:0]
+		for k >= 0 {
+			if idx[k] == len(lists[k]) {
+				k--
+				if k >= 0 {
+					idx[k]++
+				}
+				continue
 			}
-			if ix.groupPolicyOK(pick, q.GroupPolicy, numbered) && ix.sameSubtreeOK(pick, q.SameSubtree) {
-				c := consolidate(pick)
-				if !ix.exceeds(c, q.Consumed) {
-					if !dedup {
-						out = append(out, c)
-					} else {
-						k := c.key()
-						if q.PerAnchor {
-							k = strconv.Itoa(int(anchor)) + "#" + k
+			a := lists[k][idx[k]]
+			used = used[:usedAt[k]]
+			if isolate && a.same {
+				clash := false
+				for _, m := range a.mappings {
+					for _, p := range m.provs {
+						if containsInt32(used, p) {
+							clash = true
 						}
-						if !seen[k] {
-							seen[k] = true
-							out = append(out, c)
-						}
+						used = append(used, p)
 					}
 				}
-			}
-			k := len(idx) - 1
-			for k >= 0 {
-				idx[k]++
-				if idx[k] < len(lists[k]) {
-					break
+				if clash {
+					idx[k]++
+					continue
 				}
-				idx[k] = 0
-				k--
 			}
-			if k < 0 {
-				break
+			pick[k] = a
+			if k+1 < G {
+				usedAt[k+1] = len(used)
+				k++
+				idx[k] = 0
+				continue
+			}
+			idx[k]++
+			if !ix.groupPolicyOK(pick, q.GroupPolicy, numbered) || !ix.sameSubtreeOK(pick, q.SameSubtree) {
+				continue
+			}
+			c := consolidate(pick)
+			if ix.exceeds(c, q.Consumed) {
+				continue
+			}
+			if dedup {
+				key := c.key()
+				if q.PerAnchor {
+					key = strconv.Itoa(r) + "#" + key
+				}
+				if seen[key] {
+					continue
+				}
+				seen[key] = true
+			}
+			out = append(out, c)
+			if stopAt > 0 && len(out) == stopAt {
+				return out
 			}
 		}
 	}
@@ -904,14 +1051,17 @@ func (ix *Index) groupPolicyOK(pick []*areq, policy string, numbered int) bool {
 	if policy != "isolate" {
 		return true
 	}
-	provs := map[int32]bool{}
+	var buf [8]int32
+	provs := buf[:0]
 	for _, a := range pick {
 		if !a.same {
 			continue
 		}
-		for _, ps := range a.mappings {
-			for _, p := range ps {
-				provs[p] = true
+		for _, m := range a.mappings {
+			for _, p := range m.provs {
+				if !containsInt32(provs, p) {
+					provs = append(provs, p)
+				}
 			}
 		}
 	}
@@ -926,7 +1076,7 @@ func (ix *Index) sameSubtreeOK(pick []*areq, subtrees [][]string) bool {
 		provs := map[int32]bool{}
 		for _, a := range pick {
 			for _, s := range st {
-				for _, p := range a.mappings[s] {
+				for _, p := range a.providersOf(s) {
 					provs[p] = true
 				}
 			}
@@ -964,57 +1114,89 @@ func (ix *Index) sameSubtreeOK(pick []*areq, subtrees [][]string) bool {
 	return true
 }
 
+// consolidate sums the picked requests' amounts per provider and class and
+// joins their mappings.
 func consolidate(pick []*areq) *areq {
-	out := &areq{anchor: pick[0].anchor, mappings: map[string][]int32{}}
-	pos := map[Alloc]int{}
+	total := 0
+	for _, a := range pick {
+		total += len(a.allocs)
+	}
+	out := &areq{anchor: pick[0].anchor, allocs: make([]Alloc, 0, total)}
 	for _, a := range pick {
 		for _, al := range a.allocs {
-			k := Alloc{Provider: al.Provider, Class: al.Class}
-			if i, ok := pos[k]; ok {
-				out.allocs[i].Amount += al.Amount
-				continue
+			merged := false
+			for i := range out.allocs {
+				if o := &out.allocs[i]; o.Provider == al.Provider && o.Class == al.Class {
+					o.Amount += al.Amount
+					merged = true
+					break
+				}
 			}
-			pos[k] = len(out.allocs)
-			out.allocs = append(out.allocs, al)
+			if !merged {
+				out.allocs = append(out.allocs, al)
+			}
 		}
-		for s, ps := range a.mappings {
-			out.mappings[s] = unionSorted(out.mappings[s], ps)
+		for _, m := range a.mappings {
+			out.addMapping(m)
 		}
 	}
 	sortAllocs(out.allocs)
 	return out
 }
 
+// addMapping joins m into a's mappings, keeping them sorted by suffix.
+func (a *areq) addMapping(m groupMap) {
+	i := 0
+	for i < len(a.mappings) && a.mappings[i].suffix < m.suffix {
+		i++
+	}
+	if i < len(a.mappings) && a.mappings[i].suffix == m.suffix {
+		a.mappings[i].provs = unionSorted(a.mappings[i].provs, m.provs)
+		return
+	}
+	a.mappings = slices.Insert(a.mappings, i, m)
+}
+
 func sortAllocs(allocs []Alloc) {
-	sort.Slice(allocs, func(i, j int) bool {
-		a, b := allocs[i], allocs[j]
-		if a.Provider != b.Provider {
-			return a.Provider < b.Provider
+	// Requests hold a handful of allocations: insertion sort, no closure.
+	for i := 1; i < len(allocs); i++ {
+		for j := i; j > 0 && allocLess(allocs[j], allocs[j-1]); j-- {
+			allocs[j], allocs[j-1] = allocs[j-1], allocs[j]
 		}
-		return a.Class < b.Class
-	})
+	}
+}
+
+func allocLess(a, b Alloc) bool {
+	if a.Provider != b.Provider {
+		return a.Provider < b.Provider
+	}
+	return a.Class < b.Class
 }
 
 func unionSorted(a, b []int32) []int32 {
 	out := append(append([]int32(nil), a...), b...)
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	k := 0
-	for i, v := range out {
-		if i == 0 || v != out[k-1] {
-			out[k] = v
-			k++
-		}
-	}
-	return out[:k]
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // exceeds is RequestWideSearchContext.exceeds_capacity on a consolidated
 // request: used + amount over the (truncated) capacity, or over max_unit.
 func (ix *Index) exceeds(a *areq, consumed map[int]map[string]int64) bool {
+	classes := ix.resIndex().classes
 	for _, al := range a.allocs {
-		p := ix.providers[al.Provider]
-		inv := Normalized(p.Inventories[al.Class])
-		if p.Usages[al.Class]+consumed[al.Provider][al.Class]+al.Amount > Capacity(inv) || al.Amount > inv.MaxUnit {
+		var inv models.Inventory
+		var used int64
+		if ci := classes[al.Class]; ci != nil && ci.pos[al.Provider] >= 0 {
+			j := ci.pos[al.Provider]
+			inv, used = ci.inv[j], ci.used[j]
+		} else {
+			p := ix.providers[al.Provider]
+			inv, used = Normalized(p.Inventories[al.Class]), p.Usages[al.Class]
+		}
+		if consumed != nil {
+			used += consumed[al.Provider][al.Class]
+		}
+		if used+al.Amount > Capacity(inv) || al.Amount > inv.MaxUnit {
 			return true
 		}
 	}
@@ -1024,27 +1206,25 @@ func (ix *Index) exceeds(a *areq, consumed map[int]map[string]int64) bool {
 // key identifies a request by its allocations and mappings, as Placement's
 // AllocationRequest equality does (the anchor is not part of it).
 func (a *areq) key() string {
-	var b strings.Builder
+	b := make([]byte, 0, 32*len(a.allocs)+16*len(a.mappings))
 	for _, al := range a.allocs {
-		b.WriteString(strconv.Itoa(al.Provider))
-		b.WriteByte(':')
-		b.WriteString(al.Class)
-		b.WriteByte('=')
-		b.WriteString(strconv.FormatInt(al.Amount, 10))
-		b.WriteByte(';')
+		b = strconv.AppendInt(b, int64(al.Provider), 10)
+		b = append(b, ':')
+		b = append(b, al.Class...)
+		b = append(b, '=')
+		b = strconv.AppendInt(b, al.Amount, 10)
+		b = append(b, ';')
 	}
-	suffixes := make([]string, 0, len(a.mappings))
-	for s := range a.mappings {
-		suffixes = append(suffixes, s)
-	}
-	sort.Strings(suffixes)
-	for _, s := range suffixes {
-		b.WriteString("|" + s + ":")
-		for _, p := range a.mappings[s] {
-			b.WriteString(strconv.Itoa(int(p)) + ",")
+	for _, m := range a.mappings {
+		b = append(b, '|')
+		b = append(b, m.suffix...)
+		b = append(b, ':')
+		for _, p := range m.provs {
+			b = strconv.AppendInt(b, int64(p), 10)
+			b = append(b, ',')
 		}
 	}
-	return b.String()
+	return string(b)
 }
 
 // sortAreqs orders requests by their first provider, then their key, so
@@ -1068,9 +1248,9 @@ func firstProvider(a *areq) int {
 	if len(a.allocs) > 0 {
 		return a.allocs[0].Provider
 	}
-	for _, ps := range a.mappings {
-		if len(ps) > 0 {
-			return int(ps[0])
+	for _, m := range a.mappings {
+		if len(m.provs) > 0 {
+			return int(m.provs[0])
 		}
 	}
 	return -1

@@ -17,7 +17,7 @@ type ImportPlan struct {
 	World           *models.World // after Blazar translation, ready for ImportWorldAt
 	Replace         bool
 	Revision        int64
-	Kinds           []KindDiff // providers, aggregates, flavors, servers, server groups
+	Kinds           []KindDiff // providers, aggregates, flavors, servers, server groups, consumers
 	SettingsChanged bool
 	BlazarLines     []string // one per Blazar convention restated, for a person
 }
@@ -25,7 +25,7 @@ type ImportPlan struct {
 // KindDiff names the objects of one kind that an import adds, changes and
 // removes, each list sorted.
 type KindDiff struct {
-	Kind                    string // "providers", "aggregates", "flavors", "servers", "server_groups"
+	Kind                    string // "providers", "aggregates", "flavors", "servers", "server_groups", "consumers"
 	Label                   string // "Providers"
 	Added, Changed, Removed []string
 }
@@ -71,11 +71,18 @@ func (s *Store) PlanImport(ctx context.Context, w *models.World, replace, blazar
 			return err
 		}
 		before := cloneWorld(cur)
+		// LoadWorld leaves the consumers out; the plan compares them too.
+		if before.Consumers, err = loadConsumers(t.tx); err != nil {
+			return err
+		}
 		if err = t.importWorld(cur, in, replace); err != nil {
 			return err
 		}
 		next, err := loadWorld(t.tx)
 		if err != nil {
+			return err
+		}
+		if next.Consumers, err = loadConsumers(t.tx); err != nil {
 			return err
 		}
 		kinds, settings := DiffWorlds(before, next)
@@ -117,6 +124,7 @@ var worldKinds = []struct{ kind, label string }{
 	{"flavors", "Flavors"},
 	{"servers", "Servers"},
 	{"server_groups", "Server groups"},
+	{"consumers", "Consumers (allocations)"},
 }
 
 // worldEntry is one object as the world format sees it: its identity, the
@@ -158,11 +166,16 @@ func entriesOf(w *models.World) map[string][]worldEntry {
 		}
 		out["server_groups"] = append(out["server_groups"], worldEntry{g.UUID, name, fp([]any{g.Name, g.ProjectID, g.UserID, g.Policy, g.Rules, g.Members})})
 	}
+	for _, c := range w.Consumers {
+		// A consumer has no name; its allocations are its content (the
+		// generation is bookkeeping).
+		out["consumers"] = append(out["consumers"], worldEntry{c.UUID, c.UUID, fp([]any{c.ProjectID, c.UserID, c.ConsumerType, c.Allocations})})
+	}
 	return out
 }
 
 // DiffWorlds compares two worlds object by object (providers, aggregates,
-// servers and groups by uuid, flavors by id) and reports, per kind, the
+// servers, groups and consumers by uuid, flavors by id) and reports, per kind, the
 // names of the objects added to, changed in and removed from cur to give
 // next, and whether the settings differ. Both worlds should come from the
 // store, which normalises what it returns, so that equal content compares

@@ -216,6 +216,8 @@ func TestDiffWorlds(t *testing.T) {
 			Servers:    []models.Server{{UUID: "s1", Name: "web-1", ProjectID: "acme", Host: "cn1"}},
 			ServerGroups: []models.ServerGroup{{UUID: "g1", Name: "web", Policy: models.PolicyAntiAffinity,
 				Rules: map[string]int{}, Members: []string{"s1"}}},
+			Consumers: []models.Consumer{{UUID: "c1", ProjectID: "acme", UserID: "u", Generation: 1,
+				Allocations: []models.Allocation{{ConsumerUUID: "c1", ProviderUUID: "p1", ResourceClass: "VCPU", Used: 1}}}},
 			Settings: models.DefaultSettings(),
 		}
 	}
@@ -243,14 +245,21 @@ func TestDiffWorlds(t *testing.T) {
 			w.ServerGroups = nil
 		}, map[string][3]int{"servers": {1, 0, 0}, "server_groups": {0, 0, 1}}, false},
 		{"settings", func(w *models.World) { w.Settings.LimitTenantsToPlacementAggregate = true }, nil, true},
+		{"consumer's generation is bookkeeping", func(w *models.World) { w.Consumers[0].Generation = 5 }, nil, false},
+		{"allocation amount changes the consumer", func(w *models.World) { w.Consumers[0].Allocations[0].Used = 2 },
+			map[string][3]int{"consumers": {0, 1, 0}}, false},
+		{"consumer added and removed", func(w *models.World) {
+			w.Consumers = []models.Consumer{{UUID: "c2", ProjectID: "acme", UserID: "u",
+				Allocations: []models.Allocation{{ConsumerUUID: "c2", ProviderUUID: "p2", ResourceClass: "VCPU", Used: 1}}}}
+		}, map[string][3]int{"consumers": {1, 0, 1}}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			next := base()
 			tc.edit(next)
 			kinds, settings := store.DiffWorlds(base(), next)
-			if len(kinds) != 5 {
-				t.Fatalf("kinds: %d, want 5", len(kinds))
+			if len(kinds) != 6 {
+				t.Fatalf("kinds: %d, want 6", len(kinds))
 			}
 			for _, k := range kinds {
 				if n := [3]int{len(k.Added), len(k.Changed), len(k.Removed)}; n != tc.want[k.Kind] {

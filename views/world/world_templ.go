@@ -16,7 +16,7 @@ import (
 // WorldKindDiff is what an import would do to one kind of object: the
 // names of the objects it adds, changes and removes.
 type WorldKindDiff struct {
-	Kind                    string // providers, aggregates, flavors, servers, server_groups
+	Kind                    string // providers, aggregates, flavors, servers, server_groups, consumers
 	Label                   string // "Providers"
 	Added, Changed, Removed []string
 }

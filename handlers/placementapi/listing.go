@@ -85,9 +85,16 @@ func (e *encodedProviders) summary(i int, nested bool) []byte {
 type encodedShape struct {
 	once  sync.Once
 	ready atomic.Bool // built: small answers copy from it too
-	buf   []byte
-	off   []int
+	// smallAnswers counts small answers encoded on the spot; past
+	// buildAfterSmall of them the shape is built in the background. A
+	// snapshot replaced before that (writes faster than reads) never
+	// pays for encoding every provider.
+	smallAnswers atomic.Int32
+	buf          []byte
+	off          []int
 }
+
+const buildAfterSmall = 64
 
 // encoded returns the encodings of ix's providers, replacing those of an
 // older snapshot.
@@ -148,7 +155,8 @@ func (e *encodedProviders) shape(s int) *encodedShape {
 	return sh
 }
 
-// built returns shape s when a large list has built it already.
+// built returns shape s when a large list, or enough small ones, have
+// built it already.
 func (e *encodedProviders) built(s int) *encodedShape {
 	if sh := &e.shapes[s]; sh.ready.Load() {
 		return sh
@@ -369,8 +377,9 @@ func (api *API) writeSelection(c echo.Context, v placement.Version, ix *placemen
 	}
 	const head, tail = `{"resource_providers":[`, "]}\n"
 	if sel.count < largeAnswer {
-		// A few providers are encoded on the spot: the shared encoding
-		// of every provider is built for the first large list only.
+		// A few providers are encoded on the spot until the shared
+		// encoding of every provider exists (built for the first large
+		// list, or in the background after buildAfterSmall small ones).
 		bp := smallBuffers.Get().(*[]byte)
 		b := append((*bp)[:0], head...)
 		if sh := e.built(shapeOf(v)); sh != nil {
@@ -382,6 +391,9 @@ func (api *API) writeSelection(c echo.Context, v placement.Version, ix *placemen
 				b = append(b, chunk...)
 			}
 		} else {
+			if sh := &e.shapes[shapeOf(v)]; sh.smallAnswers.Add(1) == buildAfterSmall {
+				go e.shape(shapeOf(v))
+			}
 			first := true
 			for _, s := range sel.spans {
 				for i := s.from; i < s.to; i++ {

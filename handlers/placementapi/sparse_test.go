@@ -2,8 +2,13 @@ package placementapi
 
 import (
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
 
 	"corral/models/cloudgen"
 	"corral/models/placement"
@@ -88,5 +93,46 @@ func TestEncodingsSharedAcrossAggregateUpdates(t *testing.T) {
 	}
 	if third := api.encoded(ix3); third.encodings == first.encodings {
 		t.Fatal("new provider objects kept the old encodings")
+	}
+}
+
+// TestSmallAnswersBuildTheShapeInTheBackground: after buildAfterSmall
+// small answers encoded on the spot, the shared encoding gets built, and
+// answers copied from it are byte for byte the ones encoded on the spot.
+func TestSmallAnswersBuildTheShapeInTheBackground(t *testing.T) {
+	w := cloudgen.Generate(cloudgen.Small())
+	ix, err := placement.NewIndex(w.Providers, w.Aggregates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := &API{} // below 1.15: no Last-Modified, no clock
+	var sel selection
+	for _, i := range []int{3, 4, 5, 9, 17} {
+		sel.add(i)
+	}
+	answer := func() string {
+		rec := httptest.NewRecorder()
+		c := echo.New().NewContext(httptest.NewRequest(http.MethodGet, "/resource_providers", nil), rec)
+		if err := api.writeSelection(c, placement.V(14), ix, &sel); err != nil {
+			t.Fatal(err)
+		}
+		return rec.Body.String()
+	}
+	onTheSpot := answer()
+	for range buildAfterSmall {
+		if got := answer(); got != onTheSpot {
+			t.Fatalf("small answers differ:\n%s\n%s", got, onTheSpot)
+		}
+	}
+	sh := &api.encoded(ix).shapes[shapeOf(placement.V(14))]
+	deadline := time.Now().Add(10 * time.Second)
+	for !sh.ready.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the shape was not built after enough small answers")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if got := answer(); got != onTheSpot {
+		t.Fatalf("copied from the shared encoding:\n%s\nencoded on the spot:\n%s", got, onTheSpot)
 	}
 }

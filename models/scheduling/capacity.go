@@ -120,9 +120,6 @@ func (c *capacity) aloneInTree(p int) bool {
 	return true
 }
 
-// capacityPrefix starts every capacity reason.
-const capacityPrefix = "no allocation candidate: "
-
 // evaluate computes which roots have a candidate, with what earlier
 // instances consumed.
 func (c *capacity) evaluate() {
@@ -244,7 +241,7 @@ func (c *capacity) summary(p int) string {
 
 // explain builds its list of p's tree in buf.
 func (c *capacity) explain(p int, wantText bool, buf []int) (text, summary string, tree []int) {
-	const prefix = "no allocation candidate: "
+	const prefix = capacityPrefix
 	if c.err != "" {
 		return prefix + c.err, prefix + c.err, buf
 	}

@@ -8,11 +8,11 @@ import "strings"
 // so (IsCapacityReason).
 const StageCapacity = "capacity"
 
-// capacityReasonPrefix opens every capacity reason (capacity.explain).
-const capacityReasonPrefix = "no allocation candidate: "
+// capacityPrefix opens every capacity reason (capacity.explain).
+const capacityPrefix = "no allocation candidate: "
 
 // IsCapacityReason reports whether a placement reason is capacity's (no
 // allocation candidate) rather than member_of's.
 func IsCapacityReason(reason string) bool {
-	return strings.Contains(reason, capacityReasonPrefix)
+	return strings.Contains(reason, capacityPrefix)
 }

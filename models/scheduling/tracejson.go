@@ -43,6 +43,15 @@ func (e *traceEncoder) key(first bool, name string) {
 
 func (e *traceEncoder) str(s string) { e.b = appendJSONString(e.b, s) }
 
+// optStr writes a non-first string field that encoding/json's omitempty
+// leaves out when empty.
+func (e *traceEncoder) optStr(name, s string) {
+	if s != "" {
+		e.key(false, name)
+		e.str(s)
+	}
+}
+
 func (e *traceEncoder) int(n int) { e.b = strconv.AppendInt(e.b, int64(n), 10) }
 
 func (e *traceEncoder) bool(v bool) { e.b = strconv.AppendBool(e.b, v) }
@@ -163,10 +172,7 @@ func (e *traceEncoder) trace(t *Trace) {
 				e.key(false, "member_of")
 				e.strings(g.MemberOf)
 			}
-			if g.Resources != "" {
-				e.key(false, "resources")
-				e.str(g.Resources)
-			}
+			e.optStr("resources", g.Resources)
 			if len(g.Required) > 0 {
 				e.key(false, "required")
 				e.strings(g.Required)
@@ -190,18 +196,9 @@ func (e *traceEncoder) provider(p *ProviderEntry) {
 	e.str(p.Root)
 	e.key(false, "excluded")
 	e.bool(p.Excluded)
-	if p.Stage != "" {
-		e.key(false, "stage")
-		e.str(p.Stage)
-	}
-	if p.Reason != "" {
-		e.key(false, "reason")
-		e.str(p.Reason)
-	}
-	if p.Via != "" {
-		e.key(false, "via")
-		e.str(p.Via)
-	}
+	e.optStr("stage", p.Stage)
+	e.optStr("reason", p.Reason)
+	e.optStr("via", p.Via)
 	e.b = append(e.b, '}')
 }
 
@@ -213,14 +210,8 @@ func (e *traceEncoder) host(h *HostEntry) {
 	e.str(h.Name)
 	e.key(false, "passed")
 	e.bool(h.Passed)
-	if h.Stage != "" {
-		e.key(false, "stage")
-		e.str(h.Stage)
-	}
-	if h.Reason != "" {
-		e.key(false, "reason")
-		e.str(h.Reason)
-	}
+	e.optStr("stage", h.Stage)
+	e.optStr("reason", h.Reason)
 	if h.Weight != nil {
 		e.key(false, "weight")
 		e.float(*h.Weight)
@@ -250,10 +241,7 @@ func (e *traceEncoder) host(h *HostEntry) {
 				e.key(false, "passed")
 				e.bool(*c.Passed)
 			}
-			if c.Reason != "" {
-				e.key(false, "reason")
-				e.str(c.Reason)
-			}
+			e.optStr("reason", c.Reason)
 			if c.Weight != nil {
 				e.key(false, "weight")
 				e.float(*c.Weight)

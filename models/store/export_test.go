@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -97,4 +98,15 @@ func (s *Store) JoinedScansRefuse() (providers, servers bool, err error) {
 		return nil
 	})
 	return providers, servers, err
+}
+
+// RevisionQueries counts the revision's reads from the database.
+func (s *Store) RevisionQueries() int64 { return s.revisionQueries.Load() }
+
+// SetRevisionRecheck sets how long a revision is trusted without a query,
+// and returns a function that restores it.
+func SetRevisionRecheck(d time.Duration) func() {
+	old := revisionRecheck
+	revisionRecheck = d
+	return func() { revisionRecheck = old }
 }

@@ -294,6 +294,8 @@ func (s *Store) EndUserSessions(ctx context.Context, a Actor, userID int64) (int
 		}
 		return t.audit("sign-out-everywhere", "user", itoa(u.ID), u.Name, nil, map[string]any{"sessions_ended": n})
 	})
+	s.beacon.ring()
+	forgetRevision(ctx)
 	return int(n), mapErr(op, err)
 }
 

@@ -83,6 +83,11 @@ type Store struct {
 	// and through GORM the statement was built and prepared each time.
 	revOnce sync.Once
 	revStmt *sql.Stmt
+	// beacon and seen spare SQLite's requests the revision query while
+	// no write happened (beacon.go); revisionQueries counts the queries.
+	beacon          *beacon
+	seen            atomic.Pointer[seenRevision]
+	revisionQueries atomic.Int64
 	logger  atomic.Pointer[slog.Logger]
 }
 
@@ -165,12 +170,28 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 			sqlDB.SetMaxOpenConns(8)
 		}
 		s.db, s.rdb = w, r
+		b, err := openBeacon(sqlitePath(dsn))
+		if err != nil {
+			s.log().Info("the revision is read from the database on every request", "reason", err.Error())
+		}
+		s.beacon = b
 	}
-	if err := s.migrate(ctx); err != nil {
+	err := s.migrate(ctx)
+	s.beacon.ring() // a migration may have changed what other processes hold
+	if err != nil {
 		s.Close()
 		return nil, models.Wrap(op, err)
 	}
 	return s, nil
+}
+
+// sqlitePath is the file a SQLite dsn names.
+func sqlitePath(dsn string) string {
+	path := strings.TrimPrefix(dsn, "file:")
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	return path
 }
 
 // createPrivate creates a new SQLite file readable by its owner only: it
@@ -178,10 +199,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 // memory files the database file's permissions. An existing file is left
 // as its owner set it.
 func createPrivate(dsn string) error {
-	path := strings.TrimPrefix(dsn, "file:")
-	if i := strings.IndexByte(path, '?'); i >= 0 {
-		path = path[:i]
-	}
+	path := sqlitePath(dsn)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		return nil
@@ -254,6 +272,9 @@ func (s *Store) Close() error {
 		s.revStmt.Close()
 	}
 	err := closeGorm(s.db)
+	if e := s.beacon.close(); err == nil {
+		err = e
+	}
 	if s.rdb != s.db {
 		if e := closeGorm(s.rdb); err == nil {
 			err = e
@@ -286,8 +307,18 @@ func (s *Store) Revision(ctx context.Context) (int64, error) {
 	return rev, err
 }
 
-// currentRevision reads the revision from the database, memo or not.
+// currentRevision is the database's revision, memo or not: on SQLite
+// read only when the beacon moved (beacon.go).
 func (s *Store) currentRevision(ctx context.Context) (int64, error) {
+	if s.beacon != nil {
+		return s.cachedRevision(ctx)
+	}
+	return s.queryRevision(ctx)
+}
+
+// queryRevision reads the revision from the database.
+func (s *Store) queryRevision(ctx context.Context) (int64, error) {
+	s.revisionQueries.Add(1)
 	s.revOnce.Do(func() {
 		if sqlDB, err := s.rdb.DB(); err == nil {
 			s.revStmt, _ = sqlDB.PrepareContext(context.WithoutCancel(ctx), revisionQuery)
@@ -420,6 +451,7 @@ func (s *Store) write(ctx context.Context, a Actor, op string, fn func(t *txn) e
 		}
 		return nil
 	})
+	s.beacon.ring()
 	forgetRevision(ctx)
 	if err == nil {
 		s.changes.record(rev, t.change)

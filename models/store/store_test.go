@@ -175,7 +175,7 @@ func TestSQLiteFilesArePrivate(t *testing.T) {
 	if _, err := s.CreateUser(context.Background(), store.Actor{Name: "test"}, "u", "a long enough password", models.RoleAdmin, ""); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{path, path + "-wal"} {
+	for _, p := range []string{path, path + "-wal", path + "-revision"} {
 		fi, err := os.Stat(p)
 		if err != nil {
 			t.Fatal(err)

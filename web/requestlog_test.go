@@ -3,6 +3,7 @@ package web
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -29,5 +30,25 @@ func TestRequestLevel(t *testing.T) {
 		if got := requestLevel(c.method, c.path, c.status); got != c.want {
 			t.Errorf("%s %s %d: level %v, want %v", c.method, c.path, c.status, got, c.want)
 		}
+	}
+}
+
+// TestRequestIDs: ids are 32 hex characters, never repeat within a
+// process, and differ between processes (generators).
+func TestRequestIDs(t *testing.T) {
+	a, b := requestIDs(), requestIDs()
+	seen := map[string]bool{}
+	for range 10000 {
+		id := a()
+		if len(id) != 32 || strings.Trim(id, "0123456789abcdef") != "" {
+			t.Fatalf("id %q: want 32 hex characters", id)
+		}
+		if seen[id] {
+			t.Fatalf("id %q repeated", id)
+		}
+		seen[id] = true
+	}
+	if id := b(); seen[id] || id[:16] == a()[:16] {
+		t.Errorf("two generators share a prefix: %q", id)
 	}
 }

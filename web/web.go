@@ -7,11 +7,15 @@ package web
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -113,7 +117,7 @@ func New(env *handlers.Env, cfg Config) (*echo.Echo, error) {
 		e.IPExtractor = echo.ExtractIPDirect()
 	}
 
-	e.Use(middleware.RequestID())
+	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: requestIDs()}))
 	e.Use(readsRevisionOnce)
 	e.Use(requestLog(env.Log))
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
@@ -278,14 +282,26 @@ func csrf(cfg Config) echo.MiddlewareFunc {
 const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
 
+// securityHeaderValues are set on every response. The keys are canonical
+// and each value a one-element slice with no room to grow, so that every
+// response shares them: Set replaces a slice and Add copies it.
+var securityHeaderValues = [...]struct {
+	key   string
+	value []string
+}{
+	{"Content-Security-Policy", []string{contentSecurityPolicy}[:1:1]},
+	{"X-Frame-Options", []string{"DENY"}[:1:1]},
+	{"X-Content-Type-Options", []string{"nosniff"}[:1:1]},
+	{"Referrer-Policy", []string{"same-origin"}[:1:1]},
+	{"Cross-Origin-Opener-Policy", []string{"same-origin"}[:1:1]},
+}
+
 func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		h := c.Response().Header()
-		h.Set("Content-Security-Policy", contentSecurityPolicy)
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "same-origin")
-		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		for _, kv := range securityHeaderValues {
+			h[kv.key] = kv.value
+		}
 		if c.IsTLS() {
 			h.Set("Strict-Transport-Security", "max-age=31536000")
 		}
@@ -293,43 +309,64 @@ func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// requestLog logs one line per request through slog, at requestLevel.
+// requestLog logs one line per request through slog, at requestLevel;
+// what a line holds is gathered only when its level is logged.
 func requestLog(log *slog.Logger) echo.MiddlewareFunc {
-	return middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
-		Skipper:      isStatic,
-		HandleError:  true, // run the error handler first so the status logged is the one sent
-		LogStatus:    true,
-		LogMethod:    true,
-		LogURIPath:   true,
-		LogLatency:   true,
-		LogRemoteIP:  true,
-		LogRequestID: true,
-		LogError:     true,
-		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
-			level := requestLevel(v.Method, v.URIPath, v.Status)
-			if !log.Enabled(c.Request().Context(), level) {
-				return nil
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if isStatic(c) {
+				return next(c)
+			}
+			start := time.Now()
+			err := next(c)
+			if err != nil {
+				// The error handler first, so that the status logged is
+				// the one sent; it ignores the error when it comes back
+				// up the chain, the response being committed.
+				c.Error(err)
+			}
+			req, res := c.Request(), c.Response()
+			level := requestLevel(req.Method, req.URL.Path, res.Status)
+			if !log.Enabled(req.Context(), level) {
+				return err
 			}
 			attrs := []slog.Attr{
-				slog.String("method", v.Method),
-				slog.String("path", v.URIPath),
-				slog.Int("status", v.Status),
-				slog.Duration("latency", v.Latency),
-				slog.String("ip", v.RemoteIP),
-				slog.String("request_id", v.RequestID),
+				slog.String("method", req.Method),
+				slog.String("path", req.URL.Path),
+				slog.Int("status", res.Status),
+				slog.Duration("latency", time.Since(start)),
+				slog.String("ip", c.RealIP()),
+				slog.String("request_id", res.Header().Get(echo.HeaderXRequestID)),
 			}
 			if u := handlers.CurrentUser(c); u != nil {
 				attrs = append(attrs, slog.String("user", u.Name))
 			}
-			if v.Status >= 500 {
-				if v.Error != nil {
-					attrs = append(attrs, slog.String("err", models.Detail(v.Error)))
-				}
+			if res.Status >= 500 && err != nil {
+				attrs = append(attrs, slog.String("err", models.Detail(err)))
 			}
-			log.LogAttrs(c.Request().Context(), level, "request", attrs...)
-			return nil
-		},
-	})
+			log.LogAttrs(req.Context(), level, "request", attrs...)
+			return err
+		}
+	}
+}
+
+// requestIDs generates request ids: a random prefix for this process and
+// a counter, unique across replicas without asking the system for
+// randomness on every request.
+func requestIDs() func() string {
+	var prefix [8]byte
+	if _, err := rand.Read(prefix[:]); err != nil {
+		panic(err) // crypto/rand does not fail on supported systems
+	}
+	var n atomic.Uint64
+	return func() string {
+		var b [32]byte
+		hex.Encode(b[:16], prefix[:])
+		var c [8]byte
+		binary.BigEndian.PutUint64(c[:], n.Add(1))
+		hex.Encode(b[16:], c[:])
+		return string(b[:])
+	}
 }
 
 // requestLevel is the level a request is logged at: server errors at

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	js "corral/handlers/jsonschema"
 	"corral/models/placement"
 )
 
@@ -44,7 +45,8 @@ func FuzzParseListQuery(f *testing.F) {
 	for _, s := range []string{
 		"member_of=in:aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa,!b", "required=in:A,!B&required=C",
 		"resources=VCPU:1,VCPU:2", "name=x&name=y", "in_tree=%zz", "member_of=!&member_of=",
-		"required=!!!", "resources=:", "a;b=c",
+		"required=!!!", "resources=:", "a;b=c", "uuid=aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa&in_tree=x",
+		"in_tree=aaaaaaaaaaaa4aaa8aaaaaaaaaaaaaaa&resources=VCPU:1", "bogus=1&name=a", "name=a&name=", "member_of=",
 	} {
 		f.Add(s, 39)
 		f.Add(s, 3)
@@ -53,7 +55,16 @@ func FuzzParseListQuery(f *testing.F) {
 		if minor < 0 || minor > 39 {
 			return
 		}
-		flt, err := parseListQuery(raw, placement.V(minor))
+		v := placement.V(minor)
+		if params, _, perr := orderedQuery(raw); perr == nil {
+			// The shortcut decides exactly as the schema does.
+			q := lastValues(params)
+			fast, full := listQueryValid(q, v), js.Placement.Validate(listQuerySchema(v), q) == nil
+			if fast != full {
+				t.Fatalf("%q at %s: shortcut says valid=%v, the schema %v", raw, v, fast, full)
+			}
+		}
+		flt, err := parseListQuery(raw, v)
 		if err != nil && err.Status != http.StatusBadRequest {
 			t.Fatalf("%q: status %d", raw, err.Status)
 		}

@@ -65,6 +65,10 @@ const (
 // maxBody bounds request bodies; provider and aggregate bodies are tiny.
 const maxBody = 1 << 20
 
+// Request ids and new providers' uuids come from a pool of random bytes
+// refilled in bulk, not from one read of the system's randomness each.
+func init() { uuid.EnableRandPool() }
+
 // New returns the API on env's store.
 func New(env *handlers.Env) *API {
 	return &API{env: env, large: newLargeLimit(max(LargeListsAtOnce, 1), LargeListWait)}

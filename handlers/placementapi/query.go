@@ -76,6 +76,44 @@ func listQuerySchema(v placement.Version) js.Schema {
 	return js.Schema{js.Type("object"), js.Properties(props...), js.NoAdditional(names)}
 }
 
+// lastValues is dict(req.GET): each parameter once, in the order first
+// sent, with its last value.
+func lastValues(params []queryParam) *pycompat.Object {
+	q := &pycompat.Object{Vals: make(map[string]any, len(params))}
+	for _, p := range params {
+		if len(p.values) > 0 {
+			q.Keys = append(q.Keys, p.key)
+			q.Vals[p.key] = p.values[len(p.values)-1]
+		}
+	}
+	return q
+}
+
+// listQueryValid is true when q passes listQuerySchema(v), decided
+// without building the schema: most queries are valid, and the schema is
+// needed for its exact messages only when one is not. Every value of a
+// query string is a string, so the schema asks only that each name be
+// known at v and that uuid and in_tree look like uuids.
+func listQueryValid(q *pycompat.Object, v placement.Version) bool {
+	for _, k := range q.Keys {
+		known := false
+		for _, p := range listParams {
+			if p.name == k && v.AtLeast(p.since) {
+				known = true
+				if p.uuid {
+					s, ok := q.Vals[k].(string)
+					known = ok && placement.IsUUIDLike(s)
+				}
+				break
+			}
+		}
+		if !known {
+			return false
+		}
+	}
+	return true
+}
+
 // providerFilter is a validated GET /resource_providers query.
 type providerFilter struct {
 	name, uuid, inTree *string
@@ -98,17 +136,11 @@ func parseListQuery(raw string, v placement.Version) (*providerFilter, *Error) {
 	if perr != nil {
 		return nil, perr
 	}
-	// dict(req.GET): each parameter once, in the order first sent, with
-	// its last value.
-	q := &pycompat.Object{Vals: map[string]any{}}
-	for _, p := range params {
-		if len(p.values) > 0 {
-			q.Keys = append(q.Keys, p.key)
-			q.Vals[p.key] = p.values[len(p.values)-1]
+	q := lastValues(params)
+	if !listQueryValid(q, v) {
+		if e := js.Placement.Validate(listQuerySchema(v), q); e != nil {
+			return nil, badRequest("Invalid query string parameters: " + e.Msg)
 		}
-	}
-	if e := js.Placement.Validate(listQuerySchema(v), q); e != nil {
-		return nil, badRequest("Invalid query string parameters: " + e.Msg)
 	}
 	f := &providerFilter{}
 	last := func(k string) *string {

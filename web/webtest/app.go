@@ -44,6 +44,9 @@ type Options struct {
 	Clock bool
 	// Config tunes the application.
 	Config web.Config
+	// Log receives the request log, at Info, as JSON lines (nil: only
+	// with CORRAL_TEST_LOG, on stderr).
+	Log io.Writer
 }
 
 // StartWith runs the application for the rest of the test as opts say.
@@ -86,7 +89,11 @@ func StartWith(t testing.TB, opts Options) *App {
 	if os.Getenv("CORRAL_TEST_LOG") != "" {
 		logOut = os.Stderr
 	}
-	app.Env = &handlers.Env{Store: st, Log: slog.New(slog.NewTextHandler(logOut, nil))}
+	log := slog.New(slog.NewTextHandler(logOut, nil))
+	if opts.Log != nil {
+		log = slog.New(slog.NewJSONHandler(opts.Log, nil))
+	}
+	app.Env = &handlers.Env{Store: st, Log: log}
 	if opts.Clock {
 		app.Clock = &Clock{t: time.Now()}
 		app.Env.Now = app.Clock.Now

@@ -88,7 +88,7 @@ type Store struct {
 	beacon          *beacon
 	seen            atomic.Pointer[seenRevision]
 	revisionQueries atomic.Int64
-	logger  atomic.Pointer[slog.Logger]
+	logger          atomic.Pointer[slog.Logger]
 }
 
 // SetLogger sets where the store logs (how the live snapshot follows

@@ -111,15 +111,15 @@ func checkRequestInput(c echo.Context) error {
 		if name == "*" {
 			name = "path"
 		}
-		if err := checkValue("path parameter "+name, v, maxPathValue); err != nil {
+		if err := checkValue("path parameter", name, v, maxPathValue); err != nil {
 			return err
 		}
 	}
-	if err := checkValue("path", c.Request().URL.Path, 8*maxPathValue); err != nil {
+	if err := checkValue("path", "", c.Request().URL.Path, 8*maxPathValue); err != nil {
 		return err
 	}
 	for name, vs := range c.Request().URL.Query() {
-		if err := checkValue("query parameter name", name, maxPathValue); err != nil {
+		if err := checkValue("query parameter name", "", name, maxPathValue); err != nil {
 			return err
 		}
 		limit := maxQueryValue
@@ -127,7 +127,7 @@ func checkRequestInput(c echo.Context) error {
 			limit = 255
 		}
 		for _, v := range vs {
-			if err := checkValue("query parameter "+name, v, limit); err != nil {
+			if err := checkValue("query parameter", name, v, limit); err != nil {
 				return err
 			}
 		}
@@ -148,11 +148,11 @@ func checkRequestInput(c echo.Context) error {
 			return models.E(models.Invalid, "body", "the form cannot be read: %v", err)
 		}
 		for name, vs := range form {
-			if err := checkValue("form field name", name, maxPathValue); err != nil {
+			if err := checkValue("form field name", "", name, maxPathValue); err != nil {
 				return err
 			}
 			for _, v := range vs {
-				if err := checkValue("form field "+name, v, maxFormValue); err != nil {
+				if err := checkValue("form field", name, v, maxFormValue); err != nil {
 					return err
 				}
 			}
@@ -175,7 +175,17 @@ func checkRequestInput(c echo.Context) error {
 }
 
 // checkValue is the rule for one value.
-func checkValue(field, v string, limit int) error {
+// checkValue checks the value of the field named kind and name ("query
+// parameter", "name"); the name is put together only for a refusal.
+func checkValue(kind, name, v string, limit int) error {
+	ok := len(v) <= limit && utf8.ValidString(v) && strings.IndexByte(v, 0) < 0
+	if ok {
+		return nil
+	}
+	field := kind
+	if name != "" {
+		field += " " + name
+	}
 	// The message names the field itself: the Nova and Placement fault
 	// bodies carry only the message.
 	switch {
@@ -257,12 +267,12 @@ func checkJSON(b []byte) error {
 		case string:
 			if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].expect {
 				stack[n-1].key, stack[n-1].expect = t, false
-				if err := checkValue(path(), t, maxPathValue); err != nil {
+				if err := checkValue(path(), "", t, maxPathValue); err != nil {
 					return err
 				}
 				continue
 			}
-			if err := checkValue(path(), t, maxJSONString); err != nil {
+			if err := checkValue(path(), "", t, maxJSONString); err != nil {
 				return err
 			}
 			afterValue()

@@ -35,6 +35,9 @@ import (
 )
 
 func main() {
+	if body := os.Getenv(floorServerEnv); body != "" {
+		os.Exit(serveFloor(body, os.Stdout))
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -228,12 +231,30 @@ func placementPhases(ctx context.Context, o options, r *report, dir string, q *q
 		fmt.Fprintf(out, "| `%s` | %d | %s | %s | %.1f× |\n", tq.name, res.results, res.placement, res.corral, ratio)
 		r.ratios = append(r.ratios, namedRatio{tq.name, ratio})
 	}
-	// The floor: requests that do no work, asked the same way. On a busy
+	// The floors: requests that do no work, asked the same way. On a busy
 	// machine waking the server after each pause dominates small answers.
 	floorC := newClient(cs.url, "X-Auth-Token", token, 1)
 	if res, ferr := compareLatency(floorC, placementC, "/healthz", "/", o.samples); ferr == nil {
 		fmt.Fprintf(out, "| floor: corral `/healthz`, Placement `/` (no work) | - | %s | %s | %.1f× |\n",
 			res.placement, res.corral, float64(res.placement.p50)/float64(res.corral.p50))
+	}
+	// The best any Go server could do on this machine: the first query's
+	// answer, its bytes ready, from a plain net/http server in a process
+	// of its own.
+	if first, ferr := corralOne.get(q.table[0].path); ferr == nil {
+		fs, serr := startFloorServer(ctx, dir, first.body)
+		if serr != nil {
+			return serr
+		}
+		defer fs.stop()
+		samples := o.samples
+		if o.small {
+			samples = min(samples, 5)
+		}
+		if res, ferr := compareLatency(newClient(fs.url, "X-Auth-Token", token, 1), placementC, "/", q.table[0].path, samples); ferr == nil {
+			fmt.Fprintf(out, "| floor: `%s` from a Go net/http server that only sends its bytes | %d | %s | %s | %.1f× |\n",
+				q.table[0].name, res.results, res.placement, res.corral, float64(res.placement.p50)/float64(res.corral.p50))
+		}
 	}
 	fmt.Fprintln(out)
 	for _, nr := range r.ratios {

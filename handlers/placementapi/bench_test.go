@@ -95,3 +95,45 @@ func BenchmarkCandidates(b *testing.B) {
 		})
 	}
 }
+
+// discardWriter is a ResponseWriter that keeps nothing but the status.
+type discardWriter struct {
+	h      http.Header
+	status int
+}
+
+func (d *discardWriter) Header() http.Header         { return d.h }
+func (d *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (d *discardWriter) WriteHeader(s int)           { d.status = s }
+
+// BenchmarkServeOneAggregate is BenchmarkListOneAggregate without the
+// network and the client: the server's own work and allocations per
+// request, from the router to the last byte.
+func BenchmarkServeOneAggregate(b *testing.B) {
+	cfg := cloudgen.Default()
+	cfg.Hosts, cfg.SharingProviders, cfg.Aggregates = 2500, 50, 500
+	cfg.TenantAggregates, cfg.ReservationAggregates, cfg.Servers, cfg.ServerGroups = 100, 30, 0, 0
+	w := cloudgen.Generate(cfg)
+	st := openSQLite(b)
+	if err := st.ImportWorld(context.Background(), store.Actor{Name: "bench", Via: "cli"}, w, true); err != nil {
+		b.Fatal(err)
+	}
+	a := startApp(b, st)
+	path := "/placement/resource_providers?member_of=" + w.Aggregates[len(w.Aggregates)/2].UUID
+	req, err := http.NewRequest(http.MethodGet, path, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.RemoteAddr = "127.0.0.1:40000"
+	req.Header.Set("X-Auth-Token", a.Admin)
+	req.Header.Set("OpenStack-API-Version", "placement 1.32")
+	d := &discardWriter{}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		d.h, d.status = http.Header{}, 0
+		a.web.Echo.ServeHTTP(d, req)
+		if d.status != http.StatusOK {
+			b.Fatalf("status %d", d.status)
+		}
+	}
+}

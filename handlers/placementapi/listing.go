@@ -350,69 +350,101 @@ func writeOnce(c echo.Context, b []byte) {
 	c.Response().Write(b)
 }
 
-// writeSelection writes the providers of sel in the shape of v.
-func (api *API) writeSelection(c echo.Context, v placement.Version, ix *placement.Index, sel *selection) error {
-	e := api.encoded(ix)
-	if sel.count >= largeAnswer {
-		if !api.large.acquire(c.Request().Context()) {
-			c.Response().Header().Set("Retry-After", "1")
-			return &Error{Status: http.StatusServiceUnavailable,
-				Msg: "Too many large provider lists are being sent; retry shortly."}
+// answerSlot is where a small answer is kept in the answer cache.
+type answerSlot struct {
+	rev int64
+	key answerKey
+}
+
+// lastModified is the latest change of sel's providers (Unix nanoseconds),
+// 0 when it lists none.
+func lastModified(e *encodedProviders, sel *selection) int64 {
+	mods := e.modTimes()
+	var last int64
+	for _, s := range sel.spans {
+		for _, m := range mods[s.from:s.to] {
+			last = max(last, m)
 		}
-		defer api.large.release()
 	}
+	return last
+}
+
+// setListModified sets Last-Modified (from 1.15): the listed providers'
+// last change, or the time of asking when it lists none.
+func (api *API) setListModified(c echo.Context, v placement.Version, last int64) {
 	if v.AtLeast(15) {
-		mods := e.modTimes()
-		var last int64
-		for _, s := range sel.spans {
-			for _, m := range mods[s.from:s.to] {
-				last = max(last, m)
-			}
-		}
 		t := api.now()
 		if last != 0 {
 			t = time.Unix(0, last)
 		}
 		setLastModified(c, t)
 	}
-	const head, tail = `{"resource_providers":[`, "]}\n"
-	if sel.count < largeAnswer {
-		// A few providers are encoded on the spot until the shared
-		// encoding of every provider exists (built for the first large
-		// list, or in the background after buildAfterSmall small ones).
-		bp := smallBuffers.Get().(*[]byte)
-		b := append((*bp)[:0], head...)
-		if sh := e.built(shapeOf(v)); sh != nil {
-			for k, s := range sel.spans {
-				chunk := sh.buf[sh.off[s.from]:sh.off[s.to]]
-				if k == 0 {
-					chunk = chunk[1:]
-				}
-				b = append(b, chunk...)
+}
+
+// writeSmall writes a small answer whole.
+func (api *API) writeSmall(c echo.Context, v placement.Version, body []byte, last int64) {
+	api.setListModified(c, v, last)
+	writeOnce(c, body)
+}
+
+// smallBody encodes a small answer into a buffer of smallBuffers. A few
+// providers are encoded on the spot until the shared encoding of every
+// provider exists (built for the first large list, or in the background
+// after buildAfterSmall small ones).
+func smallBody(e *encodedProviders, v placement.Version, sel *selection) *[]byte {
+	bp := smallBuffers.Get().(*[]byte)
+	b := append((*bp)[:0], listHead...)
+	if sh := e.built(shapeOf(v)); sh != nil {
+		for k, s := range sel.spans {
+			chunk := sh.buf[sh.off[s.from]:sh.off[s.to]]
+			if k == 0 {
+				chunk = chunk[1:]
 			}
-		} else {
-			if sh := &e.shapes[shapeOf(v)]; sh.smallAnswers.Add(1) == buildAfterSmall {
-				go e.shape(shapeOf(v))
-			}
-			first := true
-			for _, s := range sel.spans {
-				for i := s.from; i < s.to; i++ {
-					if !first {
-						b = append(b, ',')
-					}
-					first = false
-					b = appendProvider(b, ix.Provider(i), v)
+			b = append(b, chunk...)
+		}
+	} else {
+		if sh := &e.shapes[shapeOf(v)]; sh.smallAnswers.Add(1) == buildAfterSmall {
+			go e.shape(shapeOf(v))
+		}
+		first := true
+		for _, s := range sel.spans {
+			for i := s.from; i < s.to; i++ {
+				if !first {
+					b = append(b, ',')
 				}
+				first = false
+				b = appendProvider(b, e.ix.Provider(i), v)
 			}
 		}
-		b = append(b, tail...)
-		writeOnce(c, b)
-		*bp = b
-		smallBuffers.Put(bp)
+	}
+	*bp = append(b, listTail...)
+	return bp
+}
+
+const listHead, listTail = `{"resource_providers":[`, "]}\n"
+
+// writeSelection writes the providers of sel in the shape of v; a small
+// answer is also kept in slot, when there is one.
+func (api *API) writeSelection(c echo.Context, v placement.Version, ix *placement.Index, sel *selection, slot *answerSlot) error {
+	e := api.encoded(ix)
+	if sel.count < largeAnswer {
+		body, last := smallBody(e, v, sel), lastModified(e, sel)
+		api.writeSmall(c, v, *body, last)
+		if slot != nil {
+			api.answers.put(slot.rev, slot.key, *body, last)
+		}
+		smallBuffers.Put(body)
 		return nil
 	}
+	if !api.large.acquire(c.Request().Context()) {
+		c.Response().Header().Set("Retry-After", "1")
+		return &Error{Status: http.StatusServiceUnavailable,
+			Msg: "Too many large provider lists are being sent; retry shortly."}
+	}
+	defer api.large.release()
+	api.setListModified(c, v, lastModified(e, sel))
 	sh := e.shape(shapeOf(v))
-	size := len(head) + len(tail)
+	size := len(listHead) + len(listTail)
 	for _, s := range sel.spans {
 		size += sh.off[s.to] - sh.off[s.from]
 	}
@@ -424,7 +456,7 @@ func (api *API) writeSelection(c echo.Context, v placement.Version, ix *placemen
 	h.Set(echo.HeaderContentLength, strconv.Itoa(size))
 	c.Response().WriteHeader(http.StatusOK)
 	w := c.Response()
-	if _, err := w.Write([]byte(head)); err != nil {
+	if _, err := w.Write([]byte(listHead)); err != nil {
 		return nil // the client went away; nothing left to tell it
 	}
 	for k, s := range sel.spans {
@@ -436,6 +468,6 @@ func (api *API) writeSelection(c echo.Context, v placement.Version, ix *placemen
 			return nil
 		}
 	}
-	w.Write([]byte(tail))
+	w.Write([]byte(listTail))
 	return nil
 }

@@ -2,7 +2,10 @@ package placementapi
 
 import (
 	"net/http"
+	"strings"
 	"testing"
+
+	"github.com/google/uuid"
 
 	js "corral/handlers/jsonschema"
 	"corral/models/placement"
@@ -72,4 +75,21 @@ func FuzzParseListQuery(f *testing.F) {
 			t.Fatalf("%q: no filter and no error", raw)
 		}
 	})
+}
+
+// TestRequestIDs: "req-" and a random version 4 uuid in its usual form,
+// a new one each time.
+func TestRequestIDs(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		id := newRequestID()
+		u, err := uuid.Parse(strings.TrimPrefix(id, "req-"))
+		if !strings.HasPrefix(id, "req-") || err != nil || "req-"+u.String() != id || u.Version() != 4 {
+			t.Fatalf("request id %q (%v)", id, err)
+		}
+		if seen[id] {
+			t.Fatalf("request id %q repeated", id)
+		}
+		seen[id] = true
+	}
 }

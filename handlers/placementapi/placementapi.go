@@ -11,6 +11,7 @@
 package placementapi
 
 import (
+	"encoding/hex"
 	"net/http"
 	"runtime"
 	"strings"
@@ -40,6 +41,8 @@ type API struct {
 	enc atomic.Pointer[encodedProviders]
 	// large bounds the large lists written at once.
 	large *largeLimit
+	// answers are recent small lists, ready to send again.
+	answers answerCache
 }
 
 // Large lists: as many written at once as there are processors; the others
@@ -136,19 +139,59 @@ func route(g *echo.Group, path string, methods []method) {
 // both without version headers, as Placement answers.
 func (api *API) negotiate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		reqID := "req-" + uuid.NewString()
+		reqID := newRequestID()
 		c.Set(ctxRequestID, reqID)
 		h := c.Response().Header()
-		h.Set(headerRequestID, reqID)
+		h[canonicalRequestID] = []string{reqID}
 		v, perr := ParseVersionHeader(c.Request().Header.Values(headerVersion))
 		if perr != nil {
 			return api.write(c, perr)
 		}
 		c.Set(ctxVersion, v)
-		h.Set(headerVersion, serviceType+" "+v.String())
-		h.Add(echo.HeaderVary, strings.ToLower(headerVersion))
+		h[canonicalVersion] = versionHeader(v)
+		h[echo.HeaderVary] = append(h[echo.HeaderVary], varyVersion...)
 		return next(c)
 	}
+}
+
+// The response headers every answer carries, canonical and shared: each a
+// slice with no room to grow, so that Add copies it (see web's
+// securityHeaderValues).
+var (
+	canonicalRequestID = http.CanonicalHeaderKey(headerRequestID)
+	canonicalVersion   = http.CanonicalHeaderKey(headerVersion)
+	varyVersion        = []string{strings.ToLower(headerVersion)}[:1:1]
+	versionHeaders     = func() [][]string {
+		out := make([][]string, MaxVersion.Minor+1)
+		for m := range out {
+			out[m] = []string{serviceType + " " + placement.V(m).String()}[:1:1]
+		}
+		return out
+	}()
+)
+
+func versionHeader(v placement.Version) []string {
+	if v.Minor >= 0 && v.Minor < len(versionHeaders) {
+		return versionHeaders[v.Minor]
+	}
+	return []string{serviceType + " " + v.String()}
+}
+
+// newRequestID is "req-" and a random uuid, as Placement's request ids.
+func newRequestID() string {
+	u := uuid.New()
+	var b [4 + 36]byte
+	copy(b[:], "req-")
+	hex.Encode(b[4:12], u[0:4])
+	b[12] = '-'
+	hex.Encode(b[13:17], u[4:6])
+	b[17] = '-'
+	hex.Encode(b[18:22], u[6:8])
+	b[22] = '-'
+	hex.Encode(b[23:27], u[8:10])
+	b[27] = '-'
+	hex.Encode(b[28:], u[10:])
+	return string(b[:])
 }
 
 // ParseVersionHeader picks the placement entry out of OpenStack-API-Version
@@ -159,9 +202,16 @@ func ParseVersionHeader(values []string) (placement.Version, *Error) {
 	raw := ""
 	found := false
 	for _, hv := range values {
-		for _, part := range strings.Split(hv, ",") {
-			f := strings.Fields(part)
-			if len(f) == 2 && strings.EqualFold(f[0], serviceType) {
+		for part := range strings.SplitSeq(hv, ",") {
+			var f [2]string
+			n := 0
+			for field := range strings.FieldsSeq(part) {
+				if n < len(f) {
+					f[n] = field
+				}
+				n++
+			}
+			if n == 2 && strings.EqualFold(f[0], serviceType) {
 				raw, found = f[1], true
 			}
 		}
@@ -246,6 +296,11 @@ func (api *API) home(c echo.Context) error {
 // snapshot returns the current snapshot of the world, the one every part
 // of the server shares.
 func (api *API) snapshot(c echo.Context) (*scheduling.Snapshot, error) {
-	s, _, err := api.env.Store.Live().Get(c.Request().Context())
+	s, _, err := api.snapshotAt(c)
 	return s, err
+}
+
+// snapshotAt is snapshot with its revision.
+func (api *API) snapshotAt(c echo.Context) (*scheduling.Snapshot, int64, error) {
+	return api.env.Store.Live().Get(c.Request().Context())
 }

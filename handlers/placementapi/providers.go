@@ -99,14 +99,23 @@ func (api *API) now() time.Time {
 // candidates.
 func (api *API) listProviders(c echo.Context) error {
 	v := version(c)
-	f, perr := parseListQuery(c.Request().URL.RawQuery, v)
+	raw := c.Request().URL.RawQuery
+	slot := &answerSlot{key: answerKey{minor: v.Minor, query: raw}}
+	if rev, err := api.env.Store.Revision(c.Request().Context()); err == nil {
+		if ans, ok := api.answers.get(rev, slot.key); ok {
+			api.writeCached(c, v, ans)
+			return nil
+		}
+	}
+	f, perr := parseListQuery(raw, v)
 	if perr != nil {
 		return perr
 	}
-	snap, err := api.snapshot(c)
+	snap, rev, err := api.snapshotAt(c)
 	if err != nil {
 		return err
 	}
+	slot.rev = rev
 	ix := snap.Index()
 	if e := checkKnown(api.catalogFor(c, ix), f); e != nil {
 		return e
@@ -124,7 +133,7 @@ func (api *API) listProviders(c echo.Context) error {
 		i, ok := ix.ProviderByUUID(*f.inTree)
 		if !ok {
 			// Placement answers an unknown in_tree with an empty list.
-			return api.writeSelection(c, v, ix, &selection{})
+			return api.writeSelection(c, v, ix, &selection{}, slot)
 		}
 		treeRoot = ix.Root(i)
 	}
@@ -174,7 +183,7 @@ func (api *API) listProviders(c echo.Context) error {
 		}
 		selectAll(sel, ix.Len(), excluded, keep)
 	}
-	return api.writeSelection(c, v, ix, sel)
+	return api.writeSelection(c, v, ix, sel, slot)
 }
 
 // checkKnown refuses resource classes and traits Placement would not know:

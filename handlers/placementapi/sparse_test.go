@@ -113,7 +113,7 @@ func TestSmallAnswersBuildTheShapeInTheBackground(t *testing.T) {
 	answer := func() string {
 		rec := httptest.NewRecorder()
 		c := echo.New().NewContext(httptest.NewRequest(http.MethodGet, "/resource_providers", nil), rec)
-		if err := api.writeSelection(c, placement.V(14), ix, &sel); err != nil {
+		if err := api.writeSelection(c, placement.V(14), ix, &sel, nil); err != nil {
 			t.Fatal(err)
 		}
 		return rec.Body.String()

@@ -198,8 +198,17 @@ func placementPhases(ctx context.Context, o options, r *report, dir string, q *q
 
 	corralC := newClient(cs.url+"/placement", "X-Auth-Token", token, o.clients)
 	placementC := newClient(pl.url, "X-Auth-Token", "admin", 1)
-	// The latency table: one connection each, the same transport.
-	corralOne := newClient(cs.url+"/placement", "X-Auth-Token", token, 1)
+	// The latency table: one connection each, the same synchronous client.
+	corralOne, err := newSyncClient(cs.url+"/placement", "X-Auth-Token", token)
+	if err != nil {
+		return err
+	}
+	placementOne, err := newSyncClient(pl.url, "X-Auth-Token", "admin")
+	if err != nil {
+		return err
+	}
+	defer corralOne.close()
+	defer placementOne.close()
 
 	// Identical answers first: a fast wrong answer is worth nothing.
 	t := time.Now()
@@ -213,7 +222,8 @@ func placementPhases(ctx context.Context, o options, r *report, dir string, q *q
 	}
 
 	fmt.Fprintln(out)
-	fmt.Fprintf(out, "p50 of each side, its p10–p90 in brackets; requests in alternating pairs after a warm-up\n\n")
+	fmt.Fprintf(out, "p50 of each side, its p10–p90 in brackets; requests in alternating pairs after a warm-up, each side on one\n"+
+		"keep-alive connection of a client that writes a request and reads its answer in one goroutine\n\n")
 	fmt.Fprintf(out, "| query | results | Placement p50 | corral p50 | ratio |\n|---|---|---|---|---|\n")
 	for _, tq := range q.table {
 		samples := o.samples
@@ -223,25 +233,30 @@ func placementPhases(ctx context.Context, o options, r *report, dir string, q *q
 		if o.small {
 			samples = min(samples, 5)
 		}
-		res, cerr := compareLatency(corralOne, placementC, tq.path, tq.path, samples)
+		res, cerr := compareLatency(corralOne, placementOne, tq.path, tq.path, samples)
 		if cerr != nil {
 			return fmt.Errorf("%s: %w", tq.name, cerr)
 		}
+		res.results = resultsOf(corralC, tq.path)
 		ratio := float64(res.placement.p50) / float64(res.corral.p50)
 		fmt.Fprintf(out, "| `%s` | %d | %s | %s | %.1f× |\n", tq.name, res.results, res.placement, res.corral, ratio)
 		r.ratios = append(r.ratios, namedRatio{tq.name, ratio})
 	}
 	// The floors: requests that do no work, asked the same way. On a busy
 	// machine waking the server after each pause dominates small answers.
-	floorC := newClient(cs.url, "X-Auth-Token", token, 1)
-	if res, ferr := compareLatency(floorC, placementC, "/healthz", "/", o.samples); ferr == nil {
+	floorC, err := newSyncClient(cs.url, "X-Auth-Token", token)
+	if err != nil {
+		return err
+	}
+	defer floorC.close()
+	if res, ferr := compareLatency(floorC, placementOne, "/healthz", "/", o.samples); ferr == nil {
 		fmt.Fprintf(out, "| floor: corral `/healthz`, Placement `/` (no work) | - | %s | %s | %.1f× |\n",
 			res.placement, res.corral, float64(res.placement.p50)/float64(res.corral.p50))
 	}
 	// The best any Go server could do on this machine: the first query's
 	// answer, its bytes ready, from a plain net/http server in a process
 	// of its own.
-	if first, ferr := corralOne.get(q.table[0].path); ferr == nil {
+	if first, ferr := corralC.get(q.table[0].path); ferr == nil {
 		fs, serr := startFloorServer(ctx, dir, first.body)
 		if serr != nil {
 			return serr
@@ -251,10 +266,21 @@ func placementPhases(ctx context.Context, o options, r *report, dir string, q *q
 		if o.small {
 			samples = min(samples, 5)
 		}
-		if res, ferr := compareLatency(newClient(fs.url, "X-Auth-Token", token, 1), placementC, "/", q.table[0].path, samples); ferr == nil {
-			fmt.Fprintf(out, "| floor: `%s` from a Go net/http server that only sends its bytes | %d | %s | %s | %.1f× |\n",
-				q.table[0].name, res.results, res.placement, res.corral, float64(res.placement.p50)/float64(res.corral.p50))
+		floorOne, ferr := newSyncClient(fs.url, "X-Auth-Token", token)
+		if ferr != nil {
+			return ferr
 		}
+		defer floorOne.close()
+		if res, ferr := compareLatency(floorOne, placementOne, "/", q.table[0].path, samples); ferr == nil {
+			fmt.Fprintf(out, "| floor: `%s` from a Go net/http server that only sends its bytes | %d | %s | %s | %.1f× |\n",
+				q.table[0].name, resultsOf(corralC, q.table[0].path), res.placement, res.corral, float64(res.placement.p50)/float64(res.corral.p50))
+		}
+	}
+	// The first query again, timed with Go's net/http client on both
+	// sides, for comparison with earlier runs of this harness.
+	if res, herr := compareLatency(newClient(cs.url+"/placement", "X-Auth-Token", token, 1), placementC, q.table[0].path, q.table[0].path, o.samples); herr == nil {
+		fmt.Fprintf(out, "| `%s`, timed with Go's net/http client | %d | %s | %s | %.1f× |\n",
+			q.table[0].name, resultsOf(corralC, q.table[0].path), res.placement, res.corral, float64(res.placement.p50)/float64(res.corral.p50))
 	}
 	fmt.Fprintln(out)
 	for _, nr := range r.ratios {

@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -78,5 +82,44 @@ func TestPreviewOnlyWithBaseline(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "placement-api") {
 		t.Error("-preview-only started Placement")
+	}
+}
+
+// TestSyncClient: the timing client sends the token and the version,
+// reads whole answers on one connection, and dials again when the server
+// closes it.
+func TestSyncClient(t *testing.T) {
+	var conns, requests atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		if r.Header.Get("X-Auth-Token") != "tok" || r.Header.Get("OpenStack-API-Version") != "placement 1.32" || r.URL.Path != "/placement/x" {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		if r.URL.Query().Get("close") != "" {
+			w.Header().Set("Connection", "close")
+		}
+		w.Write(bytes.Repeat([]byte("a"), 100_000))
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c, err := newSyncClient(srv.URL+"/placement", "X-Auth-Token", "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	for _, path := range []string{"/x", "/x", "/x?close=1", "/x", "/x"} {
+		took, status, err := c.timeGet(path)
+		if err != nil || status != http.StatusOK || took <= 0 {
+			t.Fatalf("%s: %v %d %v", path, took, status, err)
+		}
+	}
+	if requests.Load() != 5 || conns.Load() != 2 {
+		t.Errorf("%d requests on %d connections, want 5 on 2", requests.Load(), conns.Load())
 	}
 }

@@ -283,14 +283,9 @@ func (s sample) String() string {
 // same moments of a busy machine; a few warm-up pairs go first and are
 // not counted. Both clients must be alike (one connection, the same
 // transport), so that the client's own cost is the same on both sides.
-func compareLatency(corral, placement *client, path, placementPath string, n int) (latency, error) {
+func compareLatency(corral, placement timer, path, placementPath string, n int) (latency, error) {
 	var cs, ps []time.Duration
 	var res latency
-	a, err := corral.get(path)
-	if err != nil {
-		return res, err
-	}
-	res.results = bytes.Count(a.body, []byte(`"uuid"`))
 	// The client's own garbage (the answers compared before, up to 80 MB
 	// each) is collected first, so that its collector does not run into
 	// the timed requests of either side.
@@ -298,7 +293,7 @@ func compareLatency(corral, placement *client, path, placementPath string, n int
 	warm := min(max(n/20, 2), 10)
 	for i := -warm; i < n; i++ {
 		sides := [2]struct {
-			c    *client
+			c    timer
 			path string
 			out  *[]time.Duration
 		}{{corral, path, &cs}, {placement, placementPath, &ps}}
@@ -337,4 +332,13 @@ func abs(x int) int {
 		return -x
 	}
 	return x
+}
+
+// resultsOf counts the providers of path's answer (0 when it fails).
+func resultsOf(c *client, path string) int {
+	a, err := c.get(path)
+	if err != nil {
+		return 0
+	}
+	return bytes.Count(a.body, []byte(`"uuid"`))
 }

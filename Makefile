@@ -10,6 +10,7 @@ FUZZ_TARGETS := \
 	./models/pycompat:FuzzPyString \
 	./handlers/jsonschema:FuzzValidate \
 	./handlers/placementapi:FuzzParseListQuery \
+	./handlers/placementapi:FuzzVersionHeader \
 	./handlers/placementapi:FuzzCandidateQuery \
 	./handlers/query:FuzzParseMatrixFilter \
 	./handlers/compute:FuzzParseServerGroupCreate \

@@ -118,7 +118,9 @@ func New(env *handlers.Env, cfg Config) (*echo.Echo, error) {
 	}
 
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: requestIDs()}))
-	e.Use(readsRevisionOnce)
+	if env.Store.RevisionCostsAQuery() {
+		e.Use(readsRevisionOnce)
+	}
 	e.Use(requestLog(env.Log))
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		DisableStackAll: true,

@@ -58,7 +58,7 @@ func startFloorServer(ctx context.Context, dir string, body []byte) (*floorServe
 		return nil, err
 	}
 	file := filepath.Join(dir, "floor-answer.json")
-	if err := os.WriteFile(file, body, 0o600); err != nil {
+	if err = os.WriteFile(file, body, 0o600); err != nil {
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, self)

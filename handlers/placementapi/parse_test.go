@@ -42,6 +42,32 @@ func TestParseVersionHeader(t *testing.T) {
 	}
 }
 
+// FuzzVersionHeader: ParseVersionHeader reads a header as Placement's
+// split on commas and whitespace does, never panics, and answers a
+// version, a 400 or a 406.
+func FuzzVersionHeader(f *testing.F) {
+	for _, s := range []string{"placement 1.14", "compute 2.1, placement latest", " placement\t1.2 ,", "placement 1.2 x",
+		"placement\u00a01.3", "placement \xff1.3", ",,placement 1.39,", "PLACEMENT 1.1, placement 1.40", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		for _, part := range strings.Split(header, ",") {
+			want := strings.Fields(part)
+			got, n := twoFields(part)
+			if n != len(want) || (n >= 1 && got[0] != want[0]) || (n >= 2 && got[1] != want[1]) {
+				t.Fatalf("twoFields(%q) = %q, %d; strings.Fields: %q", part, got, n, want)
+			}
+		}
+		v, err := ParseVersionHeader([]string{header})
+		if err != nil && err.Status != http.StatusBadRequest && err.Status != http.StatusNotAcceptable {
+			t.Fatalf("%q: status %d", header, err.Status)
+		}
+		if err == nil && (v.Major != 1 || v.Minor < MinVersion.Minor || v.Minor > MaxVersion.Minor) {
+			t.Fatalf("%q: version %s", header, v)
+		}
+	})
+}
+
 // FuzzParseListQuery: any query string gets a filter or a 400, never a
 // panic or another status.
 func FuzzParseListQuery(f *testing.F) {

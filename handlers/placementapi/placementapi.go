@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -202,16 +203,10 @@ func ParseVersionHeader(values []string) (placement.Version, *Error) {
 	raw := ""
 	found := false
 	for _, hv := range values {
-		for part := range strings.SplitSeq(hv, ",") {
-			var f [2]string
-			n := 0
-			for field := range strings.FieldsSeq(part) {
-				if n < len(f) {
-					f[n] = field
-				}
-				n++
-			}
-			if n == 2 && strings.EqualFold(f[0], serviceType) {
+		for rest := hv; rest != ""; {
+			var part string
+			part, rest, _ = strings.Cut(rest, ",")
+			if f, n := twoFields(part); n == 2 && strings.EqualFold(f[0], serviceType) {
 				raw, found = f[1], true
 			}
 		}
@@ -232,6 +227,32 @@ func ParseVersionHeader(values []string) (placement.Version, *Error) {
 			Msg: "Invalid microversion: Unacceptable version header: " + raw}
 	}
 	return v, nil
+}
+
+// twoFields is the first two of strings.Fields(s) and how many there are,
+// without allocating: this runs on every request.
+func twoFields(s string) (f [2]string, n int) {
+	start := -1
+	for i, r := range s {
+		switch {
+		case !unicode.IsSpace(r):
+			if start < 0 {
+				start = i
+			}
+		case start >= 0:
+			if n < len(f) {
+				f[n] = s[start:i]
+			}
+			n, start = n+1, -1
+		}
+	}
+	if start >= 0 {
+		if n < len(f) {
+			f[n] = s[start:]
+		}
+		n++
+	}
+	return f, n
 }
 
 func version(c echo.Context) placement.Version {

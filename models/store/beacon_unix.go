@@ -27,7 +27,7 @@ func openBeacon(path string) (*beacon, error) {
 	if fi.Size() < size {
 		// Two processes may both grow it; growing to the same size
 		// twice keeps whatever the first wrote.
-		if err := f.Truncate(size); err != nil {
+		if err = f.Truncate(size); err != nil {
 			return nil, err
 		}
 	}

@@ -170,9 +170,9 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 			sqlDB.SetMaxOpenConns(8)
 		}
 		s.db, s.rdb = w, r
-		b, err := openBeacon(sqlitePath(dsn))
-		if err != nil {
-			s.log().Info("the revision is read from the database on every request", "reason", err.Error())
+		b, berr := openBeacon(sqlitePath(dsn))
+		if berr != nil {
+			s.log().Info("the revision is read from the database on every request", "reason", berr.Error())
 		}
 		s.beacon = b
 	}
@@ -285,6 +285,12 @@ func (s *Store) Close() error {
 
 // IsPostgres reports whether the store runs on PostgreSQL.
 func (s *Store) IsPostgres() bool { return s.postgres }
+
+// RevisionCostsAQuery reports whether reading the revision queries the
+// database (PostgreSQL, or SQLite where the shared counter of beacon.go
+// could not be mapped); a request then does well to read it once
+// (WithRevisionMemo).
+func (s *Store) RevisionCostsAQuery() bool { return s.beacon == nil }
 
 // Revision is the global change counter: it moves on every write.
 // Within a context from WithRevisionMemo it is read once.

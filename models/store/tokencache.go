@@ -12,7 +12,7 @@ import (
 // happens that often.
 type tokenCache struct {
 	mu      sync.Mutex
-	entries map[string]tokenEntry
+	entries map[[32]byte]tokenEntry // by the token's SHA-256
 }
 
 type tokenEntry struct {
@@ -25,7 +25,7 @@ type tokenEntry struct {
 // maxCachedTokens bounds the cache; past it the cache starts over.
 const maxCachedTokens = 4096
 
-func (c *tokenCache) get(hash string, rev int64) (*models.User, *models.APIToken, bool) {
+func (c *tokenCache) get(hash [32]byte, rev int64) (*models.User, *models.APIToken, bool) {
 	c.mu.Lock()
 	e, ok := c.entries[hash]
 	c.mu.Unlock()
@@ -37,11 +37,11 @@ func (c *tokenCache) get(hash string, rev int64) (*models.User, *models.APIToken
 	return &u, &tok, true
 }
 
-func (c *tokenCache) put(hash string, rev int64, u *models.User, tok *models.APIToken) {
+func (c *tokenCache) put(hash [32]byte, rev int64, u *models.User, tok *models.APIToken) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil || len(c.entries) >= maxCachedTokens {
-		c.entries = map[string]tokenEntry{}
+		c.entries = map[[32]byte]tokenEntry{}
 	}
 	c.entries[hash] = tokenEntry{rev: rev, at: time.Now(), user: *u, tok: *tok}
 }

@@ -292,11 +292,11 @@ func (s *Store) UserByToken(ctx context.Context, plain string) (*models.User, *m
 	if err != nil {
 		return nil, nil, err
 	}
-	key := hashToken(plain)
+	key := sha256.Sum256([]byte(plain)) // hashToken's, before hex
 	if u, tok, ok := s.tokens.get(key, rev); ok {
 		return u, tok, nil
 	}
-	u, tok, err := s.userByToken(ctx, key)
+	u, tok, err := s.userByToken(ctx, hex.EncodeToString(key[:]))
 	if err != nil {
 		return nil, nil, err
 	}

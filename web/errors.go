@@ -36,7 +36,7 @@ func errorHandler(env *handlers.Env) echo.HTTPErrorHandler {
 			return
 		}
 		status := handlers.StatusOf(err)
-		reqID := c.Response().Header().Get(echo.HeaderXRequestID)
+		reqID := requestID(c)
 		// Log what was sent: an API's renderer knows its own errors'
 		// statuses (a Placement 404 is not a server error).
 		defer func() {

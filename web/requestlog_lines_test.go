@@ -49,21 +49,28 @@ func TestRequestLogLines(t *testing.T) {
 	if created.StatusCode != http.StatusOK || refused.StatusCode != http.StatusBadRequest {
 		t.Fatalf("create %d, refused create %d", created.StatusCode, refused.StatusCode)
 	}
+	// A console refusal: a sign-in with a wrong password.
+	signin := a.Client(t).Login("alice", "not her password")
 	got := buf.lines(t)
-	if len(got) != 2 {
-		t.Fatalf("%d request lines, want 2: %v", len(got), got)
+	if len(got) != 3 {
+		t.Fatalf("%d request lines, want 3: %v", len(got), got)
 	}
 	for i, r := range []*webtest.Response{created, refused} {
 		line := got[i]
+		// Placement's own id, as Placement sends it; no X-Request-Id.
 		want := map[string]any{"level": "INFO", "method": "POST", "path": "/placement/resource_providers",
-			"status": float64(r.StatusCode), "user": "alice", "request_id": r.Header.Get("X-Request-Id")}
+			"status": float64(r.StatusCode), "user": "alice", "request_id": r.Header.Get("X-Openstack-Request-Id")}
 		for k, v := range want {
 			if line[k] != v {
 				t.Errorf("line %d: %s = %v, want %v (%v)", i, k, line[k], v, line)
 			}
 		}
-		if id, _ := line["request_id"].(string); len(id) != 32 {
-			t.Errorf("line %d: request id %q", i, id)
+		if id, _ := line["request_id"].(string); !strings.HasPrefix(id, "req-") || len(id) != 40 || r.Header.Get("X-Request-Id") != "" {
+			t.Errorf("line %d: request id %q, X-Request-Id %q", i, id, r.Header.Get("X-Request-Id"))
 		}
+	}
+	if line := got[2]; line["path"] != "/login" || line["status"] != float64(signin.StatusCode) ||
+		line["request_id"] != signin.Header.Get("X-Request-Id") || len(signin.Header.Get("X-Request-Id")) != 32 {
+		t.Errorf("sign-in line %v; response status %d, X-Request-Id %q", line, signin.StatusCode, signin.Header.Get("X-Request-Id"))
 	}
 }

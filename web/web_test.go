@@ -494,6 +494,28 @@ func TestSecurityHeaders(t *testing.T) {
 			t.Errorf("%s: no request id", path)
 		}
 	}
+	// The OpenStack APIs answer JSON, never a document: no sniffing, no
+	// framing, and none of the page-only headers.
+	tok := a.NewToken(t, "alice")
+	for _, path := range []string{"/placement/", "/placement/resource_providers", "/compute/v2.1/os-aggregates"} {
+		r := c.Get(path, "X-Auth-Token", tok)
+		if r.StatusCode != http.StatusOK {
+			t.Fatalf("%s: status %d", path, r.StatusCode)
+		}
+		want := map[string]string{"X-Content-Type-Options": "nosniff", "Content-Security-Policy": "frame-ancestors 'none'",
+			"X-Frame-Options": "", "Referrer-Policy": "", "Cross-Origin-Opener-Policy": ""}
+		for h, v := range want {
+			if got := r.Header.Get(h); got != v {
+				t.Errorf("%s: %s = %q, want %q", path, h, got, v)
+			}
+		}
+		// Placement's request id is its own, as Placement sends it.
+		placementID := r.Header.Get("X-Openstack-Request-Id")
+		if strings.HasPrefix(path, "/placement") != (placementID != "" && r.Header.Get(echo.HeaderXRequestID) == "") {
+			t.Errorf("%s: X-Openstack-Request-Id %q, X-Request-Id %q", path, placementID, r.Header.Get(echo.HeaderXRequestID))
+		}
+	}
+
 	// The page references only same-origin assets, which exist.
 	r := c.Get("/login")
 	for _, sel := range []string{`link[rel="stylesheet"]`, `script[src]`} {

@@ -347,44 +347,40 @@ func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // requestLog logs one line per request through slog, at requestLevel;
-// what a line holds is gathered only when its level is logged.
+// the client address and request id are looked up only for a line that
+// is logged.
 func requestLog(log *slog.Logger) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			if isStatic(c) {
-				return next(c)
-			}
-			start := time.Now()
-			err := next(c)
-			if err != nil {
-				// The error handler first, so that the status logged is
-				// the one sent; it ignores the error when it comes back
-				// up the chain, the response being committed.
-				c.Error(err)
-			}
-			req, res := c.Request(), c.Response()
-			level := requestLevel(req.Method, req.URL.Path, res.Status)
-			if !log.Enabled(req.Context(), level) {
-				return err
+	return middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
+		Skipper:     isStatic,
+		HandleError: true, // run the error handler first so the status logged is the one sent
+		LogStatus:   true,
+		LogMethod:   true,
+		LogURIPath:  true,
+		LogLatency:  true,
+		LogError:    true,
+		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			level := requestLevel(v.Method, v.URIPath, v.Status)
+			if !log.Enabled(c.Request().Context(), level) {
+				return nil
 			}
 			attrs := []slog.Attr{
-				slog.String("method", req.Method),
-				slog.String("path", req.URL.Path),
-				slog.Int("status", res.Status),
-				slog.Duration("latency", time.Since(start)),
+				slog.String("method", v.Method),
+				slog.String("path", v.URIPath),
+				slog.Int("status", v.Status),
+				slog.Duration("latency", v.Latency),
 				slog.String("ip", c.RealIP()),
 				slog.String("request_id", requestID(c)),
 			}
 			if u := handlers.CurrentUser(c); u != nil {
 				attrs = append(attrs, slog.String("user", u.Name))
 			}
-			if res.Status >= 500 && err != nil {
-				attrs = append(attrs, slog.String("err", models.Detail(err)))
+			if v.Status >= 500 && v.Error != nil {
+				attrs = append(attrs, slog.String("err", models.Detail(v.Error)))
 			}
-			log.LogAttrs(req.Context(), level, "request", attrs...)
-			return err
-		}
-	}
+			log.LogAttrs(c.Request().Context(), level, "request", attrs...)
+			return nil
+		},
+	})
 }
 
 // requestIDs generates request ids: a random prefix for this process and

@@ -21,7 +21,7 @@ import (
 type answerCache struct {
 	mu    sync.Mutex
 	rev   int64
-	m     map[answerKey]cachedAnswer
+	m     map[answerKey]answer
 	bytes int
 }
 
@@ -30,15 +30,23 @@ type answerKey struct {
 	query string
 }
 
-// cachedAnswer is a whole answer body and its providers' last change
-// (Unix nanoseconds; 0 when it lists none, and Last-Modified is then the
-// time of asking, as Placement's is).
-type cachedAnswer struct {
-	body []byte
-	last int64
-	// Header values, put together once: Content-Length, and
-	// Last-Modified when last is set.
+// answer is a whole small answer, ready to send and to keep: its body and
+// its header values, put together once — Content-Length, and
+// Last-Modified when it lists providers (when it lists none, Last-Modified
+// is the time of asking, as Placement's is).
+type answer struct {
+	body             []byte
 	length, modified []string
+}
+
+// newAnswer prepares an answer from a copy of body; last is its
+// providers' last change (Unix nanoseconds), 0 when it lists none.
+func newAnswer(body []byte, last int64) answer {
+	ans := answer{body: slices.Clone(body), length: []string{strconv.Itoa(len(body))}[:1:1]}
+	if last != 0 {
+		ans.modified = []string{time.Unix(0, last).UTC().Format(http.TimeFormat)}[:1:1]
+	}
+	return ans
 }
 
 // Bounds: a few hundred answers of at most 2,000 providers, and at most
@@ -49,33 +57,28 @@ const (
 	maxCachedQuery   = 4 << 10
 )
 
-func (a *answerCache) get(rev int64, k answerKey) (cachedAnswer, bool) {
+func (a *answerCache) get(rev int64, k answerKey) (answer, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.rev != rev {
-		return cachedAnswer{}, false
+		return answer{}, false
 	}
 	ans, ok := a.m[k]
 	return ans, ok
 }
 
-// put keeps a copy of body, the answer at revision rev.
-func (a *answerCache) put(rev int64, k answerKey, body []byte, last int64) {
-	if len(k.query) > maxCachedQuery || len(body) > maxCachedBytes/16 {
+// put keeps ans, the answer at revision rev.
+func (a *answerCache) put(rev int64, k answerKey, ans answer) {
+	if len(k.query) > maxCachedQuery || len(ans.body) > maxCachedBytes/16 {
 		return
-	}
-	ans := cachedAnswer{body: slices.Clone(body), last: last,
-		length: []string{strconv.Itoa(len(body))}[:1:1]}
-	if last != 0 {
-		ans.modified = []string{time.Unix(0, last).UTC().Format(http.TimeFormat)}[:1:1]
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	switch {
 	case rev < a.rev:
 		return // a newer revision is cached already
-	case rev > a.rev, len(a.m) >= maxCachedAnswers, a.bytes+len(body) > maxCachedBytes:
-		a.rev, a.m, a.bytes = rev, make(map[answerKey]cachedAnswer), 0
+	case rev > a.rev, len(a.m) >= maxCachedAnswers, a.bytes+len(ans.body) > maxCachedBytes:
+		a.rev, a.m, a.bytes = rev, make(map[answerKey]answer), 0
 	}
 	if _, ok := a.m[k]; !ok {
 		a.m[k] = ans
@@ -89,16 +92,15 @@ var (
 	noCache         = []string{"no-cache"}[:1:1]
 )
 
-// writeCached sends a cached answer, its headers as put together once.
-func (api *API) writeCached(c echo.Context, v placement.Version, ans cachedAnswer) {
+// writeAnswer sends a small answer whole, in one write.
+func (api *API) writeAnswer(c echo.Context, v placement.Version, ans answer) {
 	h := c.Response().Header()
-	if v.AtLeast(15) {
-		if ans.modified != nil {
-			h[echo.HeaderLastModified] = ans.modified
-			h[echo.HeaderCacheControl] = noCache
-		} else {
-			setLastModified(c, api.now())
-		}
+	switch {
+	case ans.modified != nil && v.AtLeast(15):
+		h[echo.HeaderLastModified] = ans.modified
+		h[echo.HeaderCacheControl] = noCache
+	case ans.modified == nil:
+		api.setListModified(c, v, 0)
 	}
 	h[echo.HeaderContentType] = jsonContentType
 	h[echo.HeaderContentLength] = ans.length

@@ -705,18 +705,7 @@ func appendSummary(b []byte, p *models.Provider, req *candidateRequest, v placem
 		b = append(b, ']')
 	}
 	if v.AtLeast(29) {
-		b = append(b, `,"parent_provider_uuid":`...)
-		if p.ParentUUID == nil {
-			b = append(b, "null"...)
-		} else {
-			b = appendJSONString(b, *p.ParentUUID)
-		}
-		root := p.RootUUID
-		if root == "" {
-			root = p.UUID
-		}
-		b = append(b, `,"root_provider_uuid":`...)
-		b = appendJSONString(b, root)
+		b = appendTreeFields(b, p)
 	}
 	return append(b, '}')
 }

@@ -208,20 +208,26 @@ func appendProvider(b []byte, p *models.Provider, v placement.Version) []byte {
 	}
 	b = append(b, ']')
 	if v.AtLeast(14) {
-		b = append(b, `,"parent_provider_uuid":`...)
-		if p.ParentUUID == nil {
-			b = append(b, "null"...)
-		} else {
-			b = appendJSONString(b, *p.ParentUUID)
-		}
-		root := p.RootUUID
-		if root == "" {
-			root = p.UUID
-		}
-		b = append(b, `,"root_provider_uuid":`...)
-		b = appendJSONString(b, root)
+		b = appendTreeFields(b, p)
 	}
 	return append(b, '}')
+}
+
+// appendTreeFields appends p's "parent_provider_uuid" and
+// "root_provider_uuid" members, each after a comma.
+func appendTreeFields(b []byte, p *models.Provider) []byte {
+	b = append(b, `,"parent_provider_uuid":`...)
+	if p.ParentUUID == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendJSONString(b, *p.ParentUUID)
+	}
+	root := p.RootUUID
+	if root == "" {
+		root = p.UUID
+	}
+	b = append(b, `,"root_provider_uuid":`...)
+	return appendJSONString(b, root)
 }
 
 // appendJSONString quotes s as encoding/json does (HTML characters
@@ -342,14 +348,6 @@ func (l *largeLimit) release() { <-l.slots }
 // is one write: the client is woken once for the whole answer.
 var smallBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
-func writeOnce(c echo.Context, b []byte) {
-	h := c.Response().Header()
-	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
-	h.Set(echo.HeaderContentLength, strconv.Itoa(len(b)))
-	c.Response().WriteHeader(http.StatusOK)
-	c.Response().Write(b)
-}
-
 // answerSlot is where a small answer is kept in the answer cache.
 type answerSlot struct {
 	rev int64
@@ -379,12 +377,6 @@ func (api *API) setListModified(c echo.Context, v placement.Version, last int64)
 		}
 		setLastModified(c, t)
 	}
-}
-
-// writeSmall writes a small answer whole.
-func (api *API) writeSmall(c echo.Context, v placement.Version, body []byte, last int64) {
-	api.setListModified(c, v, last)
-	writeOnce(c, body)
 }
 
 // smallBody encodes a small answer into a buffer of smallBuffers. A few
@@ -428,12 +420,13 @@ const listHead, listTail = `{"resource_providers":[`, "]}\n"
 func (api *API) writeSelection(c echo.Context, v placement.Version, ix *placement.Index, sel *selection, slot *answerSlot) error {
 	e := api.encoded(ix)
 	if sel.count < largeAnswer {
-		body, last := smallBody(e, v, sel), lastModified(e, sel)
-		api.writeSmall(c, v, *body, last)
-		if slot != nil {
-			api.answers.put(slot.rev, slot.key, *body, last)
-		}
+		body := smallBody(e, v, sel)
+		ans := newAnswer(*body, lastModified(e, sel))
 		smallBuffers.Put(body)
+		api.writeAnswer(c, v, ans)
+		if slot != nil {
+			api.answers.put(slot.rev, slot.key, ans)
+		}
 		return nil
 	}
 	if !api.large.acquire(c.Request().Context()) {

@@ -103,7 +103,7 @@ func (api *API) listProviders(c echo.Context) error {
 	slot := &answerSlot{key: answerKey{minor: v.Minor, query: raw}}
 	if rev, err := api.env.Store.Revision(c.Request().Context()); err == nil {
 		if ans, ok := api.answers.get(rev, slot.key); ok {
-			api.writeCached(c, v, ans)
+			api.writeAnswer(c, v, ans)
 			return nil
 		}
 	}

@@ -51,6 +51,7 @@ func cmdRollout(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer client.Close()
 	rep, err := client.RolloutDraft(ctx, st, cliActor(), d, plan, conn.Describe())
 	if rep != nil {
 		printRollout(stdout, rep)

@@ -60,6 +60,7 @@ func cmdSync(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer client.Close()
 	res, err := cloud.Sync(ctx, st, client, cliActor(), cloud.SyncOptions{
 		DryRun: *dryRun, Parallel: *parallel, Connection: conn.Describe(), Progress: progressLine(stderr),
 	})

@@ -79,6 +79,7 @@ func BenchmarkSyncPlacement(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StopTimer()
+		cl.Close()
 		if first.Counts["providers"] != n || second.Stats.ProvidersRead != 0 {
 			b.Fatalf("first sync saw %d providers, the unchanged one re-read %d", first.Counts["providers"], second.Stats.ProvidersRead)
 		}

@@ -93,13 +93,34 @@ const (
 type Client struct {
 	Compute, Placement *gophercloud.ServiceClient
 	requests           atomic.Int64
+	http               *http.Client
 }
+
+// Close lets go of the client's connections. A read cancelled midway can
+// leave a freshly dialled connection idle: a server that serves one
+// connection at a time (Placement's development server) waits on it until
+// the transport's idle timeout, and a console would keep a few for every
+// sync. Connections that become idle after Close are closed too.
+func (c *Client) Close() { c.http.CloseIdleConnections() }
 
 // Requests is the number of HTTP requests made so far.
 func (c *Client) Requests() int64 { return c.requests.Load() }
 
 // Connect authenticates (for --os-cloud) and negotiates the microversions.
+// The caller closes the client when done with it.
 func Connect(ctx context.Context, o Options) (*Client, error) {
+	c, err := connect(ctx, o)
+	if err != nil {
+		if c != nil {
+			c.Close()
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+// connect returns the client it made so far with an error, to be closed.
+func connect(ctx context.Context, o Options) (*Client, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -115,11 +136,11 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	if o.HTTPClient != nil {
 		hc = *o.HTTPClient
 	}
-	c := &Client{}
+	c := &Client{http: &hc}
 	if o.Cloud != "" {
 		ao, eo, tlsConf, err := clouds.Parse(cloudOptions(o.Cloud, getenv)...)
 		if err != nil {
-			return nil, models.E(models.Invalid, "os-cloud", "clouds.yaml: %v", err)
+			return c, models.E(models.Invalid, "os-cloud", "clouds.yaml: %v", err)
 		}
 		if tlsConf != nil && o.HTTPClient == nil {
 			tr.TLSClientConfig = tlsConf
@@ -129,15 +150,15 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 		pc, err := config.NewProviderClient(ctx, ao, config.WithHTTPClient(hc))
 		if err != nil {
 			if why := tlsProblem(err); why != "" {
-				return nil, fmt.Errorf("keystone %s of cloud %s: %s", ao.IdentityEndpoint, o.Cloud, why)
+				return c, fmt.Errorf("keystone %s of cloud %s: %s", ao.IdentityEndpoint, o.Cloud, why)
 			}
-			return nil, fmt.Errorf("keystone %s refused the credentials of cloud %s: %s", ao.IdentityEndpoint, o.Cloud, answerOf(err))
+			return c, fmt.Errorf("keystone %s refused the credentials of cloud %s: %s", ao.IdentityEndpoint, o.Cloud, answerOf(err))
 		}
 		if c.Compute, err = openstack.NewComputeV2(pc, eo); err != nil {
-			return nil, fmt.Errorf("keystone catalog: no compute endpoint: %v", err)
+			return c, fmt.Errorf("keystone catalog: no compute endpoint: %v", err)
 		}
 		if c.Placement, err = openstack.NewPlacementV1(pc, eo); err != nil {
-			return nil, fmt.Errorf("keystone catalog: no placement endpoint: %v", err)
+			return c, fmt.Errorf("keystone catalog: no placement endpoint: %v", err)
 		}
 	} else {
 		hc.Transport = &countingTransport{next: hc.Transport, n: &c.requests}
@@ -146,10 +167,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 		c.Compute = &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: withSlash(o.ComputeURL), Type: "compute"}
 		c.Placement = &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: withSlash(o.PlacementURL), Type: "placement"}
 	}
-	if err := c.negotiate(ctx); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return c, c.negotiate(ctx)
 }
 
 // cloudOptions are the OS_* variables the openstack CLI lets override a
@@ -211,6 +229,12 @@ func (t *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		next = http.DefaultTransport
 	}
 	return next.RoundTrip(r)
+}
+
+func (t *countingTransport) CloseIdleConnections() {
+	if ci, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
 }
 
 // negotiate reads each service's version document and picks the highest

@@ -175,6 +175,7 @@ func connect(t *testing.T, c *cloudtest.Cloud, token string) *cloud.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(cl.Close)
 	return cl
 }
 

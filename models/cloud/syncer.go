@@ -86,6 +86,7 @@ func (s *Syncer) SyncNow(ctx context.Context, actor store.Actor) (*SyncResult, e
 			Connection: s.Connection(), Actor: actor.Name, Error: err.Error()})
 		return nil, err
 	}
+	defer client.Close()
 	return Sync(ctx, s.Store, client, actor, SyncOptions{Connection: s.Connection()})
 }
 
@@ -116,5 +117,6 @@ func (s *Syncer) Rollout(ctx context.Context, actor store.Actor, d *store.Draft,
 	if err != nil {
 		return nil, err
 	}
+	defer client.Close()
 	return client.RolloutDraft(ctx, s.Store, actor, d, p, s.Connection())
 }

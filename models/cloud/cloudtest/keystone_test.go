@@ -95,6 +95,7 @@ func TestKeystoneSync(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer cl.Close()
 			st := storetest.Open(t)
 			res, err := cloud.Sync(ctx, st, cl, store.Actor{Name: "t", Via: "cli"}, cloud.SyncOptions{Connection: tc.cloud})
 			if err != nil {

@@ -183,6 +183,7 @@ func syncOverTLS(t *testing.T, c *cloudtest.Cloud, dir string, wantAggregate str
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer cl.Close()
 			if !strings.HasPrefix(cl.Placement.Endpoint, "https://") || !strings.HasPrefix(cl.Compute.Endpoint, "https://") {
 				t.Fatalf("endpoints %s %s, want the proxy's", cl.Compute.Endpoint, cl.Placement.Endpoint)
 			}

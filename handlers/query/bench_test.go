@@ -144,22 +144,7 @@ func BenchmarkInlineImpactOfAnAggregateEdit(b *testing.B) {
 		}
 	}
 	form := url.Values{"impact_form": {"reservations"}, "impact_target": {zone}, "reservation": {"drain"}}
-	var took []time.Duration
-	b.ResetTimer()
-	var dropped, stranded int
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
-		props, err := inlineImpactOn(st, form)
-		if err != nil || props.Error != "" {
-			b.Fatalf("inline impact: %v %+v", err, props)
-		}
-		took = append(took, time.Since(t0))
-		dropped, stranded = props.Dropped, props.ServersStranded
-	}
-	slices.Sort(took)
-	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(dropped), "dropped-pairs")
-	b.ReportMetric(float64(stranded), "stranded-servers")
+	benchInlineImpact(b, st, form)
 }
 
 // BenchmarkInlineImpactOfAFlavorEdit is the flavor page's inline impact as
@@ -169,6 +154,12 @@ func BenchmarkInlineImpactOfAFlavorEdit(b *testing.B) {
 	st := mustState(b, lw)
 	form := url.Values{"impact_form": {"flavor"}, "impact_target": {cloudgen.FlavorSmall},
 		"key": {"aggregate_instance_extra_specs:ssd"}, "value": {"true"}}
+	benchInlineImpact(b, st, form)
+}
+
+// benchInlineImpact times the inline impact of one form and reports its
+// p50 and what it found.
+func benchInlineImpact(b *testing.B, st *state, form url.Values) {
 	var took []time.Duration
 	b.ResetTimer()
 	var dropped, stranded int

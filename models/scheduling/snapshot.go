@@ -72,15 +72,10 @@ func NewSnapshot(w *models.World) (*Snapshot, error) {
 		return nil, models.Wrap("build snapshot", err)
 	}
 	s := &Snapshot{
-		world:        w,
-		ix:           ix,
-		flavorByName: make(map[string]*models.Flavor, len(w.Flavors)),
-		flavorByID:   make(map[string]*models.Flavor, len(w.Flavors)),
-		groupByUUID:  make(map[string]*models.ServerGroup, len(w.ServerGroups)),
-		groupsByName: make(map[string][]*models.ServerGroup, len(w.ServerGroups)),
-		serverByUUID: make(map[string]*models.Server, len(w.Servers)),
-		tenantAggs:   map[string][]int32{},
-		azAggs:       map[string][]int32{},
+		world:      w,
+		ix:         ix,
+		tenantAggs: map[string][]int32{},
+		azAggs:     map[string][]int32{},
 	}
 	hostIdx := ix.Hosts()
 	s.hosts = make([]HostState, len(hostIdx))
@@ -100,21 +95,7 @@ func NewSnapshot(w *models.World) (*Snapshot, error) {
 	}
 	s.byName = byName
 	s.nameHeads = nameHeads(s.hosts)
-	for i := range w.Flavors {
-		f := &w.Flavors[i]
-		s.flavorByName[f.Name] = f
-		if f.ID != "" {
-			s.flavorByID[f.ID] = f
-		}
-	}
-	for i := range w.ServerGroups {
-		g := &w.ServerGroups[i]
-		s.groupByUUID[g.UUID] = g
-		s.groupsByName[g.Name] = append(s.groupsByName[g.Name], g)
-	}
-	for i := range w.Servers {
-		s.serverByUUID[w.Servers[i].UUID] = &w.Servers[i]
-	}
+	s.indexObjects()
 	s.indexAggregates(nil, nil)
 	return s, nil
 }

@@ -8,6 +8,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 
 	"corral/models"
 	"corral/models/cloud"
+	"corral/models/scheduling"
 	"corral/models/store"
 )
 
@@ -35,9 +37,19 @@ type Env struct {
 	// Cloud syncs the live state from a real cloud (connected mode); nil
 	// when corral runs standalone.
 	Cloud *cloud.Syncer
+	// Writer is the one write path every door hands its changes to: the
+	// store when corral runs standalone, the cloud when connected. web.New
+	// sets it to the store when it is nil. A door never knows which it has.
+	Writer Applier
 
 	mu        sync.RWMutex
 	renderers []prefixRenderer
+}
+
+// Applier writes a list of changes, all or none, as the actor: the store's
+// Apply standalone, a rollout to the cloud when connected.
+type Applier interface {
+	Apply(ctx context.Context, a store.Actor, changes []scheduling.Change) (*scheduling.Applied, error)
 }
 
 // ErrorRenderer writes the response for a failed request under a URL prefix

@@ -78,6 +78,9 @@ func New(env *handlers.Env, cfg Config) (*echo.Echo, error) {
 	if env.Now == nil {
 		env.Now = time.Now
 	}
+	if env.Writer == nil {
+		env.Writer = env.Store
+	}
 	if cfg.Cloud != nil {
 		env.Cloud = cfg.Cloud
 	}

@@ -658,15 +658,8 @@ func (s *Store) ApplyDraft(ctx context.Context, a Actor, id string, version int6
 		if err != nil {
 			return err
 		}
-		cur, err := loadWorld(t.tx)
+		revert, err := t.applyChanges(changes)
 		if err != nil {
-			return err
-		}
-		next, err := scheduling.ApplyChanges(cur, changes)
-		if err != nil {
-			return err
-		}
-		if err := t.writeDraftWorld(cur, next, changes); err != nil {
 			return err
 		}
 		if err := t.tx.Where("id = ?", d.ID).Delete(&Draft{}).Error; err != nil {
@@ -675,7 +668,7 @@ func (s *Store) ApplyDraft(ctx context.Context, a Actor, id string, version int6
 		// The event keeps what undoes the draft, computed from the objects'
 		// values before and after: a revert is a new draft of those.
 		applied := draftAudit(d)
-		applied["revert_changes"] = scheduling.ChangesBetween(next, cur)
+		applied["revert_changes"] = revert
 		// Nothing is shown struck through: the draft's content is what the
 		// apply made live.
 		return t.audit("apply", "draft", d.ID, d.Name, nil, applied)

@@ -374,6 +374,7 @@ type txn struct {
 	actor  Actor
 	now    time.Time
 	events int
+	rev    int64 // the revision this write makes live
 	// What the write changed, for the live snapshot (live.go): unless the
 	// write says otherwise, anything may have changed.
 	change change
@@ -448,7 +449,7 @@ func (s *Store) write(ctx context.Context, a Actor, op string, fn func(t *txn) e
 		if rev == 0 {
 			return errors.New("revision row is missing")
 		}
-		t = &txn{tx: tx, actor: a, now: time.Now().UTC().Truncate(time.Microsecond)}
+		t = &txn{tx: tx, actor: a, rev: rev, now: time.Now().UTC().Truncate(time.Microsecond)}
 		if err := fn(t); err != nil {
 			return err
 		}

@@ -9,11 +9,17 @@ import (
 
 // ChangesBetween returns the changes that turn world a into world b for
 // what drafts can change: aggregates, flavor extra specs, server groups,
-// provider traits and inventories, and the settings. Objects are named by
+// providers (with their traits and inventories), consumers' allocations
+// and the settings. Objects are named by
 // UUID (flavors by id) so that the list applies whatever they are called.
 // Reverting an applied draft is ChangesBetween(after, before).
 func ChangesBetween(a, b *models.World) []Change {
-	var out []Change
+	provsA := make(map[string]*models.Provider, len(a.Providers))
+	for i := range a.Providers {
+		provsA[a.Providers[i].UUID] = &a.Providers[i]
+	}
+	// New providers first (aggregates may take them in), deleted ones last.
+	out, lastChanges := providerChangesBetween(a, b, provsA)
 	// Aggregates: deleted ones lose their members first, new ones are
 	// created with their zone and metadata and then get their members.
 	inB := map[string]*models.Aggregate{}
@@ -134,12 +140,7 @@ func ChangesBetween(a, b *models.World) []Change {
 				Policy: y.Policy, Rules: maps.Clone(y.Rules), Members: slices.Clone(y.Members)})
 		}
 	}
-	// Provider traits and inventories (providers themselves are not
-	// drafted).
-	provsA := make(map[string]*models.Provider, len(a.Providers))
-	for i := range a.Providers {
-		provsA[a.Providers[i].UUID] = &a.Providers[i]
-	}
+	// Traits and inventories of the providers both worlds have.
 	for i := range b.Providers {
 		y := &b.Providers[i]
 		x, ok := provsA[y.UUID]
@@ -171,7 +172,8 @@ func ChangesBetween(a, b *models.World) []Change {
 	if o := settingsOverride(a.Settings, b.Settings); o != nil {
 		out = append(out, Change{Op: OpSetSettings, Settings: o})
 	}
-	return out
+	out = append(out, consumerChangesBetween(a, b)...)
+	return append(out, lastChanges...)
 }
 
 // settingsOverride is the override that turns settings a into b, nil when

@@ -44,6 +44,8 @@ var Ops = []string{
 	OpAddTrait, OpRemoveTrait, OpSetInventory, OpDeleteInventory,
 }
 
+func init() { Ops = append(Ops, PlacementOps...) }
+
 // Change is one staged edit of a draft. Aggregates, providers and flavors
 // are named by name or UUID (a flavor also by id); server groups by UUID,
 // or by name when the name is unique (within Project when it is given);
@@ -70,6 +72,10 @@ type Change struct {
 	AvailabilityZone *string           `json:"availability_zone,omitempty"`
 	Metadata         map[string]string `json:"metadata,omitempty"`
 	Settings         *SettingsOverride `json:"settings,omitempty"`
+	// Generation is the generation of the named object the writer saw;
+	// applying refuses when the object moved since. Absent: any.
+	Generation *int64 `json:"generation,omitempty"`
+	PlacementFields
 }
 
 // ApplyChanges returns a new world with the changes applied in order. The
@@ -95,7 +101,7 @@ func ApplyChanges(w *models.World, changes []Change) (*models.World, error) {
 			flavors = true
 		case c.Op == OpCreateServerGroup || c.Op == OpDeleteServerGroup || c.Op == OpAddGroupMember || c.Op == OpRemoveGroupMember:
 			groups = true
-		case editsProvider(c.Op):
+		case editsProvider(c.Op) || IsPlacementOp(c.Op):
 			providers = true
 		}
 	}
@@ -124,17 +130,8 @@ func ApplyChanges(w *models.World, changes []Change) (*models.World, error) {
 	var provs map[string]*models.Provider
 	for _, c := range changes {
 		if c.Op == OpAddMember || c.Op == OpRemoveMember || editsProvider(c.Op) {
-			provs = make(map[string]*models.Provider, len(out.Providers)*2)
+			provs = indexProviders(out.Providers)
 			break
-		}
-	}
-	if provs != nil {
-		for i := range out.Providers {
-			p := &out.Providers[i]
-			provs[p.Name] = p
-		}
-		for i := range out.Providers {
-			provs[out.Providers[i].UUID] = &out.Providers[i] // UUIDs win over names
 		}
 	}
 	for i, c := range changes {
@@ -147,6 +144,11 @@ func ApplyChanges(w *models.World, changes []Change) (*models.World, error) {
 			err = applyGroupChange(&out, c, at)
 		case editsProvider(c.Op):
 			err = applyProviderChange(provs, c, at)
+		case IsPlacementOp(c.Op):
+			err = applyPlacementChange(&out, c, at)
+			if provs != nil && reshapesProviders(c.Op) {
+				provs = indexProviders(out.Providers)
+			}
 		default:
 			err = applyChange(&out, provs, c, at)
 		}
@@ -155,6 +157,18 @@ func ApplyChanges(w *models.World, changes []Change) (*models.World, error) {
 		}
 	}
 	return &out, nil
+}
+
+// indexProviders maps providers by name and UUID (UUIDs win over names).
+func indexProviders(ps []models.Provider) map[string]*models.Provider {
+	provs := make(map[string]*models.Provider, len(ps)*2)
+	for i := range ps {
+		provs[ps[i].Name] = &ps[i]
+	}
+	for i := range ps {
+		provs[ps[i].UUID] = &ps[i]
+	}
+	return provs
 }
 
 // editsProvider reports whether op changes a provider itself.
@@ -359,6 +373,9 @@ func OnlyAggregates(changes []Change) (bool, []string) {
 		switch c.Op {
 		case OpSetSettings, OpSetExtraSpec, OpUnsetExtraSpec, OpCreateServerGroup, OpDeleteServerGroup,
 			OpAddGroupMember, OpRemoveGroupMember, OpAddTrait, OpRemoveTrait, OpSetInventory, OpDeleteInventory:
+			return false, nil
+		}
+		if IsPlacementOp(c.Op) {
 			return false, nil
 		}
 		refs = append(refs, c.Aggregate)

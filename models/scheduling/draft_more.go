@@ -306,7 +306,7 @@ func DescribeChange(c Change) string {
 	case OpDeleteInventory:
 		return fmt.Sprintf("remove the %s inventory of provider %s", c.ResourceClass, c.Provider)
 	}
-	return strings.ReplaceAll(c.Op, "_", " ")
+	return describePlacementChange(c)
 }
 
 func describeSettings(o *SettingsOverride) string {

@@ -3,6 +3,13 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gorm.io/gorm"
 
 	"corral/models"
 	"corral/models/scheduling"
@@ -16,6 +23,9 @@ import (
 // it ("changes[2].aggregate"); an object changed by someone else since the
 // generation a change names is a Conflict. Changes that change nothing
 // write nothing: the answer then has no revision and no revert.
+//
+// It reads only the objects the changes name, so a write costs what it
+// touches, not the size of the cloud.
 func (s *Store) Apply(ctx context.Context, a Actor, changes []scheduling.Change) (*scheduling.Applied, error) {
 	const op = "store.Apply"
 	if len(changes) == 0 {
@@ -39,6 +49,9 @@ func (s *Store) Apply(ctx context.Context, a Actor, changes []scheduling.Change)
 	if err != nil {
 		return nil, err
 	}
+	if out.Revert == nil {
+		out.Revert = []scheduling.Change{}
+	}
 	return &out, nil
 }
 
@@ -46,8 +59,69 @@ func (s *Store) Apply(ctx context.Context, a Actor, changes []scheduling.Change)
 var errNothingChanged = models.E(models.Invalid, "changes", "nothing changed")
 
 // applyChanges applies changes inside t and returns what undoes them.
+// Changes of aggregates, flavors, server groups, providers' traits and
+// inventories and the settings are applied by the core to the objects
+// they name and the difference is written; the operations of Placement's
+// resources are written one by one (a run of set_allocations as one
+// write, as Placement counts usages and capacity once per request).
 func (t *txn) applyChanges(changes []scheduling.Change) ([]scheduling.Change, error) {
-	cur, err := loadWorld(t.tx)
+	// Declared below, object by object, for the live snapshot.
+	t.keepsWorld()
+	if err := t.checkGenerations(changes); err != nil {
+		return nil, err
+	}
+	var reverts [][]scheduling.Change
+	for start := 0; start < len(changes); {
+		end := start + 1
+		var revert []scheduling.Change
+		var err error
+		if scheduling.IsPlacementOp(changes[start].Op) {
+			for changes[start].Op == scheduling.OpSetAllocations && end < len(changes) && changes[end].Op == scheduling.OpSetAllocations {
+				end++
+			}
+			revert, err = t.applyPlacementChanges(changes[start:end], start)
+		} else {
+			for end < len(changes) && !scheduling.IsPlacementOp(changes[end].Op) {
+				end++
+			}
+			revert, err = t.applyWorldChanges(changes[start:end])
+		}
+		if err != nil {
+			return nil, shiftField(err, start)
+		}
+		reverts = append(reverts, revert)
+		start = end
+	}
+	// What the last part did is undone first.
+	var out []scheduling.Change
+	for i := len(reverts) - 1; i >= 0; i-- {
+		out = append(out, reverts[i]...)
+	}
+	return out, nil
+}
+
+// shiftField renumbers the change an error names ("changes[1]…") by
+// offset, for a part of the list that starts at change offset.
+func shiftField(err error, offset int) error {
+	var ce *models.Error
+	if offset == 0 || !errors.As(err, &ce) || !strings.HasPrefix(ce.Field, "changes[") {
+		return err
+	}
+	rest := strings.TrimPrefix(ce.Field, "changes[")
+	n, tail, ok := strings.Cut(rest, "]")
+	i, aerr := strconv.Atoi(n)
+	if !ok || aerr != nil {
+		return err
+	}
+	shifted := *ce
+	shifted.Field = fmt.Sprintf("changes[%d]%s", i+offset, tail)
+	return &shifted
+}
+
+// applyWorldChanges applies changes the core knows how to apply to the
+// world: it loads what they name, applies them and writes the difference.
+func (t *txn) applyWorldChanges(changes []scheduling.Change) ([]scheduling.Change, error) {
+	cur, err := loadNamed(t.tx, changes)
 	if err != nil {
 		return nil, err
 	}
@@ -58,5 +132,222 @@ func (t *txn) applyChanges(changes []scheduling.Change) ([]scheduling.Change, er
 	if err := t.writeDraftWorld(cur, next, changes); err != nil {
 		return nil, err
 	}
+	t.declareWritten(cur, next)
 	return scheduling.ChangesBetween(next, cur), nil
+}
+
+// declareWritten tells the live snapshot which objects a write of the
+// difference between cur and next may have changed: every one loaded.
+func (t *txn) declareWritten(cur, next *models.World) {
+	for _, w := range []*models.World{cur, next} {
+		for i := range w.Aggregates {
+			t.touchAggregates(w.Aggregates[i].UUID)
+		}
+		for i := range w.Providers {
+			t.touchProviders(w.Providers[i].UUID)
+		}
+	}
+	if len(cur.Flavors) > 0 {
+		t.touchFlavors()
+	}
+	if len(cur.ServerGroups) > 0 || len(next.ServerGroups) > 0 {
+		t.touchGroups()
+	}
+	if !reflect.DeepEqual(cur.Settings, next.Settings) {
+		t.touchSettings()
+	}
+}
+
+// checkGenerations refuses changes whose generation is not the one the
+// object they name has now (a Conflict, like a direct edit with a stale
+// generation); -1 asks that the object not exist. Consumers' generations
+// are checked by the allocation write itself.
+func (t *txn) checkGenerations(changes []scheduling.Change) error {
+	for i, c := range changes {
+		if c.Generation == nil || c.Op == scheduling.OpSetAllocations {
+			continue
+		}
+		at := fmt.Sprintf("changes[%d].generation", i)
+		what, name, gen, err := t.generationOf(c)
+		switch {
+		case models.KindOf(err) == models.NotFound:
+			continue // the change itself says what is missing
+		case err != nil:
+			return err
+		case what == "":
+			continue
+		case *c.Generation == scheduling.NoGeneration:
+			return models.E(models.Conflict, at, "%s %s already exists", what, name)
+		case gen != *c.Generation:
+			return models.E(models.Conflict, at, "%s %s was changed by someone else — reload", what, name)
+		}
+	}
+	return nil
+}
+
+// generationOf finds the object change c names and its generation; what
+// is empty for a change that names no object with a generation.
+func (t *txn) generationOf(c scheduling.Change) (what, name string, gen int64, err error) {
+	switch c.Op {
+	case scheduling.OpCreateAggregate, scheduling.OpCreateServerGroup, scheduling.OpCreateProvider,
+		scheduling.OpCreateResourceClass, scheduling.OpDeleteResourceClass, scheduling.OpCreateTrait, scheduling.OpDeleteTrait:
+		return "", "", 0, nil
+	case scheduling.OpSetSettings:
+		_, gen, err := loadSettings(t.tx)
+		return "settings", "", gen, err
+	case scheduling.OpSetExtraSpec, scheduling.OpUnsetExtraSpec:
+		f, err := findFlavor(t.tx, c.Flavor, true)
+		if err != nil {
+			return "", "", 0, err
+		}
+		return "flavor", f.Name, f.Generation, nil
+	case scheduling.OpDeleteServerGroup, scheduling.OpAddGroupMember, scheduling.OpRemoveGroupMember:
+		g, err := findGroupByRef(t.tx, c.ServerGroup, c.Project)
+		if err != nil {
+			return "", "", 0, err
+		}
+		return "server group", g.Name, g.Generation, nil
+	}
+	if c.Op == scheduling.OpAddTrait || c.Op == scheduling.OpRemoveTrait || c.Op == scheduling.OpSetInventory ||
+		c.Op == scheduling.OpDeleteInventory || scheduling.IsPlacementOp(c.Op) {
+		p, err := findProvider(t.tx, c.Provider)
+		if err != nil {
+			return "", "", 0, err
+		}
+		return "resource provider", p.Name, p.Generation, nil
+	}
+	a, err := findAggregate(t.tx, c.Aggregate)
+	if err != nil {
+		return "", "", 0, err
+	}
+	return "aggregate", a.Name, a.Generation, nil
+}
+
+// loadNamed reads, in tx, the part of the world changes name: the
+// aggregates (by name or UUID), with the providers they add or remove and,
+// for an aggregate deleted, its members; the flavors; the server groups
+// and the servers they name or hold; the providers whose traits or
+// inventories change; and the settings.
+func loadNamed(tx *gorm.DB, changes []scheduling.Change) (*models.World, error) {
+	var aggRefs, provRefs, flavorRefs, groupRefs, serverRefs, deleted []string
+	groups := false
+	for _, c := range changes {
+		switch c.Op {
+		case scheduling.OpSetSettings:
+		case scheduling.OpSetExtraSpec, scheduling.OpUnsetExtraSpec:
+			flavorRefs = append(flavorRefs, c.Flavor)
+		case scheduling.OpCreateServerGroup, scheduling.OpDeleteServerGroup, scheduling.OpAddGroupMember, scheduling.OpRemoveGroupMember:
+			groups = true
+			groupRefs = append(groupRefs, c.ServerGroup, c.UUID)
+			serverRefs = append(append(serverRefs, c.Server), c.Members...)
+		case scheduling.OpAddTrait, scheduling.OpRemoveTrait, scheduling.OpSetInventory, scheduling.OpDeleteInventory:
+			provRefs = append(provRefs, c.Provider)
+		default:
+			aggRefs = append(aggRefs, c.Aggregate, c.UUID)
+			if c.Op == scheduling.OpAddMember || c.Op == scheduling.OpRemoveMember {
+				provRefs = append(provRefs, c.Provider)
+			}
+			if c.Op == scheduling.OpDeleteAggregate {
+				deleted = append(deleted, c.Aggregate)
+			}
+		}
+	}
+	w := &models.World{}
+	st, _, err := loadSettings(tx)
+	if err != nil {
+		return nil, err
+	}
+	w.Settings = st
+	if w.Aggregates, err = loadAggregatesNamed(tx, refsOf(aggRefs)); err != nil {
+		return nil, err
+	}
+	var members []string
+	for _, a := range w.Aggregates {
+		if slices.Contains(deleted, a.Name) || slices.Contains(deleted, a.UUID) {
+			members = append(members, a.Members...)
+		}
+	}
+	if w.Providers, err = loadProvidersNamed(tx, refsOf(provRefs), uniqueSorted(members)); err != nil {
+		return nil, err
+	}
+	if refs := refsOf(flavorRefs); len(refs) > 0 {
+		if err := tx.Where("id IN ? OR name IN ?", refs, refs).Order("name, id").Find(&w.Flavors).Error; err != nil {
+			return nil, err
+		}
+		for i := range w.Flavors {
+			normaliseFlavor(&w.Flavors[i])
+		}
+	}
+	if groups {
+		if err := loadGroupsAndServers(tx, w, refsOf(groupRefs), refsOf(serverRefs)); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// refsOf is the non-empty references of refs, sorted and de-duplicated.
+func refsOf(refs []string) []string {
+	return slices.DeleteFunc(uniqueSorted(refs), func(s string) bool { return s == "" })
+}
+
+// loadAggregatesNamed reads the aggregates named or numbered by refs, with
+// their members, in id order.
+func loadAggregatesNamed(tx *gorm.DB, refs []string) ([]models.Aggregate, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	var uuids []string
+	if err := tx.Model(&models.Aggregate{}).Where("uuid IN ? OR name IN ?", refs, refs).Pluck("uuid", &uuids).Error; err != nil {
+		return nil, err
+	}
+	return loadAggregates(tx, uuids)
+}
+
+// loadProvidersNamed reads the providers named by refs (name or UUID) and
+// those with the UUIDs in more, in name order.
+func loadProvidersNamed(tx *gorm.DB, refs, more []string) ([]models.Provider, error) {
+	var uuids []string
+	if len(refs) > 0 {
+		if err := tx.Model(&models.Provider{}).Where("uuid IN ? OR name IN ?", refs, refs).Pluck("uuid", &uuids).Error; err != nil {
+			return nil, err
+		}
+	}
+	ps, err := loadProvidersByUUID(tx, uniqueSorted(append(uuids, more...)))
+	if err != nil {
+		return nil, err
+	}
+	sortProviders(ps)
+	return ps, nil
+}
+
+// loadGroupsAndServers reads every server group (a server's membership of
+// any group matters to adding it to one; the table is small), and the
+// servers named by refs or held by the groups named by groupRefs.
+func loadGroupsAndServers(tx *gorm.DB, w *models.World, groupRefs, serverRefs []string) error {
+	if err := tx.Order("created_at, uuid").Find(&w.ServerGroups).Error; err != nil {
+		return err
+	}
+	var uuids []string
+	for i := range w.ServerGroups {
+		g := &w.ServerGroups[i]
+		normaliseGroup(g)
+		if slices.Contains(groupRefs, g.UUID) || slices.Contains(groupRefs, g.Name) {
+			uuids = append(uuids, g.Members...)
+		}
+	}
+	if len(serverRefs) > 0 {
+		var named []string
+		if err := tx.Model(&models.Server{}).Where("uuid IN ? OR name IN ?", serverRefs, serverRefs).Pluck("uuid", &named).Error; err != nil {
+			return err
+		}
+		uuids = append(uuids, named...)
+	}
+	servers, err := loadServersByUUID(tx, uniqueSorted(uuids))
+	if err != nil {
+		return err
+	}
+	sortServers(servers)
+	w.Servers = servers
+	return nil
 }

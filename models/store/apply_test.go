@@ -495,3 +495,48 @@ func TestApplyPlacementGenerations(t *testing.T) {
 		}
 	})
 }
+
+// A draft may hold Placement changes: it records the generation of each
+// provider it touches (not of one it creates), goes stale when the
+// provider changes, and applies through the same applier.
+func TestDraftOfPlacementChanges(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		host := &models.Provider{Name: "d-host"}
+		if err := s.CreateProvider(ctx, admin, host); err != nil {
+			t.Fatal(err)
+		}
+		const created = "d0000000-0000-4000-8000-000000000001"
+		type pf = scheduling.PlacementFields
+		changes := []scheduling.Change{
+			{Op: scheduling.OpSetTraits, Provider: "d-host", PlacementFields: pf{Traits: []string{"CUSTOM_D"}}},
+			{Op: scheduling.OpCreateProvider, Provider: "d-new", UUID: created},
+			{Op: scheduling.OpSetTraits, Provider: created, PlacementFields: pf{Traits: []string{"CUSTOM_E"}}},
+		}
+		d, err := s.CreateDraft(ctx, draftActor, "placement")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, err = s.SetDraftChanges(ctx, draftActor, d.ID, d.Version, changes); err != nil {
+			t.Fatalf("SetDraftChanges: %v", err)
+		}
+		if g, ok := d.Generations["provider:"+host.UUID]; !ok || g != 0 || len(d.Generations) != 1 {
+			t.Fatalf("recorded generations %v, want d-host's alone", d.Generations)
+		}
+		if _, err := s.UpdateProvider(ctx, admin, host.UUID, store.AnyGeneration, nil); err != nil {
+			t.Fatal(err)
+		}
+		if conflicts, err := s.DraftConflicts(ctx, d); err != nil || len(conflicts) != 1 {
+			t.Fatalf("conflicts after d-host changed: %v, %v", conflicts, err)
+		}
+		if d, err = s.RebaseDraft(ctx, draftActor, d.ID, d.Version, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ApplyDraft(ctx, draftActor, d.ID, d.Version); err != nil {
+			t.Fatalf("ApplyDraft: %v", err)
+		}
+		p, err := s.GetProvider(ctx, created)
+		if err != nil || !slices.Equal(p.Traits, []string{"CUSTOM_E"}) {
+			t.Fatalf("created provider %+v, %v", p, err)
+		}
+	})
+}

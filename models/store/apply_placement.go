@@ -99,11 +99,24 @@ func (t *txn) applyProviderChange(cur *models.Provider, c scheduling.Change, at 
 		// (from microversion 1.19).
 		var o writeOptions
 		o.keepGeneration = c.Generation == nil
+		var existing []string
+		if len(c.Aggregates) > 0 {
+			if err := t.tx.Model(&models.Aggregate{}).Where("uuid IN ?", c.Aggregates).Pluck("uuid", &existing).Error; err != nil {
+				return nil, err
+			}
+		}
 		had, _, err := t.setProviderAggregates(cur, c.Aggregates, o)
 		if err != nil {
 			return nil, err
 		}
-		return undo(scheduling.PlacementFields{Aggregates: had}), nil
+		// The aggregates made on demand go again with the undo.
+		out := undo(scheduling.PlacementFields{Aggregates: had})
+		for _, u := range uniqueSorted(c.Aggregates) {
+			if !slices.Contains(existing, u) {
+				out = append(out, scheduling.Change{Op: scheduling.OpDeleteAggregate, Aggregate: u})
+			}
+		}
+		return out, nil
 	}
 	return nil, models.E(models.Invalid, at+".op", "unknown change %q", c.Op)
 }

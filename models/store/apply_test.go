@@ -243,7 +243,7 @@ func applyCases(f *applyFixture) []applyCase {
 				return p != nil && slices.Equal(p.Traits, []string{"CUSTOM_AP_OLD", "HW_CPU_X86_AVX2"})
 			})},
 		{op: scheduling.OpSetProviderAggregates, stale: true, changes: []scheduling.Change{{Op: scheduling.OpSetProviderAggregates, Provider: f.spare.UUID,
-			Generation: nil, PlacementFields: pf{Aggregates: []string{f.agg.UUID}}}},
+			Generation: nil, PlacementFields: pf{Aggregates: []string{f.agg.UUID, newUUID}}}},
 			check: aggHas("ap-agg", func(a *models.Aggregate) bool { return a != nil && slices.Contains(a.Members, f.spare.UUID) })},
 		{op: scheduling.OpCreateResourceClass, changes: []scheduling.Change{{Op: scheduling.OpCreateResourceClass, ResourceClass: "CUSTOM_AP_NEW"}}},
 		{op: scheduling.OpDeleteResourceClass, changes: []scheduling.Change{{Op: scheduling.OpDeleteResourceClass, ResourceClass: "CUSTOM_AP_OLD"}}},

@@ -56,8 +56,10 @@ func (s *Store) Apply(ctx context.Context, a Actor, changes []scheduling.Change)
 	return &out, nil
 }
 
-// errNothingChanged rolls back a write whose changes were all no-ops.
-var errNothingChanged = models.E(models.Invalid, "changes", "nothing changed")
+// errNothingChanged rolls back a write whose changes were all no-ops. It
+// is a plain error, not a models.Error, so that it survives the wrapping
+// of a failed write (mapErr copies a models.Error).
+var errNothingChanged = errors.New("nothing changed")
 
 // applyChanges applies changes inside t and returns what undoes them.
 // Changes of aggregates, flavors, server groups, providers' traits and

@@ -540,3 +540,21 @@ func TestDraftOfPlacementChanges(t *testing.T) {
 		}
 	})
 }
+
+// Changes that change nothing write nothing and are no error.
+func TestApplyNothingChanged(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
+		seedAggregate(t, s, "n-host", "n-agg")
+		rev0, err := s.Revision(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		applied, err := s.Apply(ctx, admin, []scheduling.Change{{Op: scheduling.OpSetMetadata, Aggregate: "n-agg", Key: "ssd", Value: "true"}})
+		if err != nil || applied.Revision != 0 || len(applied.Revert) != 0 {
+			t.Fatalf("a change to the same value = %+v, %v; want nothing applied and no error", applied, err)
+		}
+		if rev, _ := s.Revision(ctx); rev != rev0 {
+			t.Fatalf("revision moved from %d to %d", rev0, rev)
+		}
+	})
+}

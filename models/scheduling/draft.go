@@ -70,6 +70,11 @@ type Change struct {
 	AvailabilityZone *string           `json:"availability_zone,omitempty"`
 	Metadata         map[string]string `json:"metadata,omitempty"`
 	Settings         *SettingsOverride `json:"settings,omitempty"`
+	// Generation, on set_settings, is the settings' generation as the
+	// writer read them: applying the change to other live settings is a
+	// Conflict (a console form saved after someone else's save). Nil
+	// applies whatever the live generation.
+	Generation *int64 `json:"generation,omitempty"`
 }
 
 // ApplyChanges returns a new world with the changes applied in order. The

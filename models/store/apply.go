@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"corral/models"
 	"corral/models/scheduling"
 )
 
@@ -42,11 +41,16 @@ func (s *Store) Apply(ctx context.Context, a Actor, changes []scheduling.Change)
 	return &out, nil
 }
 
-// errNothingChanged rolls back a write whose changes were all no-ops.
-var errNothingChanged = models.E(models.Invalid, "changes", "nothing changed")
+// errNothingChanged rolls back a write whose changes were all no-ops. It
+// is a plain error so that the write's wrapping keeps it for errors.Is (a
+// corral error is copied when wrapped).
+var errNothingChanged = errors.New("nothing changed")
 
 // applyChanges applies changes inside t and returns what undoes them.
 func (t *txn) applyChanges(changes []scheduling.Change) ([]scheduling.Change, error) {
+	if err := t.checkSettingsGeneration(changes); err != nil {
+		return nil, err
+	}
 	cur, err := loadWorld(t.tx)
 	if err != nil {
 		return nil, err

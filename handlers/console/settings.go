@@ -53,7 +53,7 @@ func settingsView(st models.Settings, typed, order map[string]string, sortFilter
 			if row.Group != g {
 				continue
 			}
-			r := cv.SettingRow{Name: row.Name, Label: row.Label, Help: row.Help, NovaOption: row.Option}
+			r := cv.SettingRow{Name: row.Name, Label: row.Label, Help: row.Help}
 			switch row.Kind {
 			case models.SettingBool:
 				r.On = row.Get(&st).(bool)

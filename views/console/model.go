@@ -418,10 +418,9 @@ type SettingsSection struct {
 }
 
 // SettingRow is one setting of the form: a switch (On) or a field (Value
-// as typed), with its nova.conf option.
+// as typed).
 type SettingRow struct {
 	Name, Label, Help, Value string
-	NovaOption               string
 	On                       bool
 }
 

@@ -25,23 +25,6 @@ const (
 	FilterServerGroupAntiAffinity     = "ServerGroupAntiAffinityFilter"
 )
 
-// DefaultSettings is what a new console starts with (FORMATS.md's example).
-func DefaultSettings() Settings {
-	return Settings{
-		QueryPlacementForAvailabilityZone: true,
-		RequiredMemberPrefix:              "reservation:",
-		DefaultForbiddenMemberPrefix:      "reservation:",
-		EnabledFilters: []string{
-			FilterAggregateInstanceExtraSpecs,
-			FilterAggregateMultiTenancy,
-			FilterServerGroupAffinity,
-			FilterServerGroupAntiAffinity,
-		},
-		SoftAffinityWeightMultiplier:     1.0,
-		SoftAntiAffinityWeightMultiplier: 1.0,
-	}
-}
-
 // World is everything the filtering core needs to decide, normalised: every
 // reference is a UUID (a provider's parent, an aggregate's members, a
 // group's members) except a server's Host, which is the host's name.

@@ -11,6 +11,7 @@
 //	corral sync --db D (--os-cloud NAME | --compute-url URL --placement-url URL --token T) [--dry-run]
 //	corral rollout --db D --draft ID (connection flags) [--dry-run]
 //	corral settings import --db D nova.conf
+//	corral settings export --db D
 //
 // --db defaults to $CORRAL_DATABASE_URL, then to corral.db (SQLite). A
 // postgres:// URL selects PostgreSQL.
@@ -60,7 +61,8 @@ const usage = `usage:
   corral preview [FILE]
   corral sync --db D (--os-cloud NAME | --compute-url URL --placement-url URL --token T) [--dry-run]
   corral rollout --db D --draft ID (same connection flags) [--dry-run]
-  corral settings import --db D nova.conf`
+  corral settings import --db D nova.conf
+  corral settings export --db D`
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))

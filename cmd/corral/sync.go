@@ -8,12 +8,10 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"reflect"
 	"sync"
 	"syscall"
 	"time"
 
-	"corral/models"
 	"corral/models/cloud"
 	"corral/models/store"
 )
@@ -164,55 +162,4 @@ func (sc *serveCloud) start(ctx context.Context, s *cloud.Syncer, log *slog.Logg
 		}
 	}()
 	fmt.Fprintf(stdout, "Connected to %s; syncing now and on demand (the Cloud page).\n", s.Connection())
-}
-
-// cmdSettings is `corral settings import --db D nova.conf`.
-func cmdSettings(args []string, stdout io.Writer) error {
-	if len(args) == 0 || args[0] != "import" {
-		return badUsage("want: corral settings import --db D nova.conf")
-	}
-	fs := flag.NewFlagSet("settings import", flag.ContinueOnError)
-	db := dbFlag(fs)
-	pos, err := flags(fs, args[1:])
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return badUsage("want one nova.conf file")
-	}
-	f, err := os.Open(pos[0])
-	if err != nil {
-		return models.E(models.Invalid, "nova.conf", "%v", err)
-	}
-	defer f.Close()
-	conf, err := cloud.ParseNovaConf(f)
-	if err != nil {
-		return err
-	}
-	st, err := openStore(*db)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	ctx := context.Background()
-	cur, gen, err := st.GetSettings(ctx)
-	if err != nil {
-		return err
-	}
-	next, notes, err := cloud.SettingsFromNovaConf(cur, conf)
-	if err != nil {
-		return err
-	}
-	for _, n := range notes {
-		fmt.Fprintln(stdout, n)
-	}
-	if reflect.DeepEqual(cur, next) {
-		fmt.Fprintln(stdout, "settings unchanged")
-		return nil
-	}
-	if err := st.UpdateSettings(ctx, cliActor(), gen, next); err != nil {
-		return err
-	}
-	fmt.Fprintln(stdout, "settings saved")
-	return nil
 }

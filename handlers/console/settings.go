@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -13,40 +12,80 @@ import (
 	"corral/handlers"
 	"corral/handlers/layout"
 	"corral/models"
-	"corral/models/cloud"
 	"corral/models/scheduling"
 	cv "corral/views/console"
 )
 
-// filterHelp is the one-line explanation of each host filter.
-var filterHelp = map[string]string{
-	models.FilterAggregateInstanceExtraSpecs: "Flavor extra specs (aggregate_instance_extra_specs:…) must be satisfied by the host's aggregate metadata, with Nova's operators.",
-	models.FilterAggregateInstanceType:       "Reads flavor extra specs against aggregate metadata with the sentinels * (present), ~ (optional) and ! (absent); an aggregate with force_metadata_check=True makes its metadata a requirement on flavors.",
-	models.FilterAggregateMultiTenancy:       "Hosts in aggregates with filter_tenant_id… keys accept only those projects (keeps others out, not the tenant in).",
-	models.FilterServerGroupAffinity:         "Members of an affinity group go to the host the group already uses.",
-	models.FilterServerGroupAntiAffinity:     "A host passes while it holds fewer members of the anti-affinity group than max_server_per_host (default 1).",
-}
-
-func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
-
-// settingsForm shows st: enabled filters first, in their order, then the
-// others.
+// settingsForm shows st: one section per group of the settings table,
+// enabled filters first, in their order, then the others.
 func settingsForm(st models.Settings, gen int64, canEdit bool) cv.SettingsForm {
-	f := cv.SettingsForm{Generation: gen, S: st, SoftAff: formatFloat(st.SoftAffinityWeightMultiplier),
-		SoftAnti: formatFloat(st.SoftAntiAffinityWeightMultiplier), Errors: map[string]string{}, CanEdit: canEdit,
-		NovaConf: cloud.NovaConfLines(st)}
+	order := map[string]string{}
 	pos := 1
 	for _, name := range st.EnabledFilters {
-		f.Filters = append(f.Filters, cv.FilterSetting{Name: name, Help: filterHelp[name], Enabled: true, Order: strconv.Itoa(pos)})
+		order[handlers.FilterOrderField(name)] = strconv.Itoa(pos)
 		pos++
 	}
-	for _, name := range scheduling.HostFilterNames() {
-		if !slices.Contains(st.EnabledFilters, name) {
-			f.Filters = append(f.Filters, cv.FilterSetting{Name: name, Help: filterHelp[name], Order: strconv.Itoa(pos)})
+	for _, hf := range models.HostFilters {
+		if !slices.Contains(st.EnabledFilters, hf.Name) {
+			order[handlers.FilterOrderField(hf.Name)] = strconv.Itoa(pos)
 			pos++
 		}
 	}
+	typed := map[string]string{}
+	for _, row := range models.SettingTable {
+		if row.Kind == models.SettingText || row.Kind == models.SettingNumber {
+			typed[row.Name] = row.Format(row.Get(&st))
+		}
+	}
+	f := settingsView(st, typed, order, true)
+	f.Generation, f.CanEdit, f.NovaConf = gen, canEdit, models.NovaConfLines(st)
 	return f
+}
+
+// settingsView lays out the settings table's rows: st's values, the text
+// fields and filter positions as typed. Filters are listed in the order of
+// their typed positions when sortFilters is set, in the table's otherwise.
+func settingsView(st models.Settings, typed, order map[string]string, sortFilters bool) cv.SettingsForm {
+	f := cv.SettingsForm{Errors: map[string]string{}}
+	for _, g := range models.SettingGroups {
+		sec := cv.SettingsSection{Title: g.Title, Help: g.Help}
+		for _, row := range models.SettingTable {
+			if row.Group != g {
+				continue
+			}
+			r := cv.SettingRow{Name: row.Name, Label: row.Label, Help: row.Help}
+			switch row.Kind {
+			case models.SettingBool:
+				r.On = row.Get(&st).(bool)
+				sec.Toggles = append(sec.Toggles, r)
+			case models.SettingFilters:
+				sec.FiltersName = row.Name
+				sec.Filters = filterRows(row.Get(&st).([]string), order, sortFilters)
+			default:
+				r.Value = typed[row.Name]
+				sec.Fields = append(sec.Fields, r)
+			}
+		}
+		f.Sections = append(f.Sections, sec)
+	}
+	return f
+}
+
+// filterRows are the host filter table's rows.
+func filterRows(enabled []string, order map[string]string, sorted bool) []cv.FilterSetting {
+	var rows []cv.FilterSetting
+	for _, hf := range models.HostFilters {
+		rows = append(rows, cv.FilterSetting{Name: hf.Name, Help: hf.Help, Enabled: slices.Contains(enabled, hf.Name),
+			Order: order[handlers.FilterOrderField(hf.Name)], OrderField: handlers.FilterOrderField(hf.Name)})
+	}
+	if sorted {
+		slices.SortStableFunc(rows, func(a, b cv.FilterSetting) int {
+			x, _ := strconv.Atoi(a.Order)
+			y, _ := strconv.Atoi(b.Order)
+			return x - y
+		})
+	}
+	return rows
 }
 
 // Settings shows the scheduler settings (GET /settings).
@@ -67,16 +106,32 @@ func (h *Handler) renderSettings(c echo.Context, status int, f cv.SettingsForm) 
 	return handlers.Render(c, status, cv.SettingsPage(layout.Page(c, "Settings", "settings"), f))
 }
 
-// SettingsSave saves the settings (POST /settings) in one audited write;
-// a stale generation is a conflict, not an overwrite.
+// SettingsSave saves the settings (POST /settings) through the one write
+// path: the form's one reader gives the set_settings change, which names
+// the generation the form was read at, so that a stale form is a
+// conflict, not an overwrite.
 func (h *Handler) SettingsSave(c echo.Context) error {
-	st, f, gen := readSettingsForm(c)
+	ctx := c.Request().Context()
+	read, f, gen := readSettingsForm(c)
 	// A refusal comes back to the settings page (post/redirect/get) with
 	// what was typed; the page checks it again.
 	if len(f.Errors) > 0 {
 		return retryForm(c, "/settings", "settings", f.Errors, "")
 	}
-	if err := h.store().UpdateSettings(c.Request().Context(), handlers.Actor(c), gen, st); err != nil {
+	live, _, err := h.store().GetSettings(ctx)
+	if err != nil {
+		return err
+	}
+	changes, err := read.Changes(live)
+	if err == nil {
+		if len(changes) == 0 {
+			// Nothing differs: still check the form is not stale.
+			changes = []scheduling.Change{{Op: scheduling.OpSetSettings, Settings: &scheduling.SettingsOverride{}}}
+		}
+		changes[0].Generation = &gen
+		_, err = h.env.Writer.Apply(ctx, handlers.Actor(c), changes)
+	}
+	if err != nil {
 		if !userError(err) {
 			return err
 		}
@@ -86,79 +141,27 @@ func (h *Handler) SettingsSave(c echo.Context) error {
 		}
 		return retryForm(c, "/settings", "settings", map[string]string{field: upperFirst(conflictMessage(err))}, "")
 	}
+	st := read.Settings
 	return redirectFlash(c, handlers.FlashSuccess, fmt.Sprintf("Settings saved: %s enabled (%s).",
 		pluralFilters(len(st.EnabledFilters)), strings.Join(st.EnabledFilters, " → ")), "/settings")
 }
 
 // readSettingsForm reads and checks the settings form (posted, or in the
-// URL of a refused post shown again).
-func readSettingsForm(c echo.Context) (models.Settings, cv.SettingsForm, int64) {
-	st := models.Settings{
-		LimitTenantsToPlacementAggregate:     c.FormValue("limit_tenants_to_placement_aggregate") != "",
-		PlacementAggregateRequiredForTenants: c.FormValue("placement_aggregate_required_for_tenants") != "",
-		EnableIsolatedAggregateFiltering:     c.FormValue("enable_isolated_aggregate_filtering") != "",
-		QueryPlacementForAvailabilityZone:    c.FormValue("query_placement_for_availability_zone") != "",
-		RequiredMemberPrefix:                 strings.TrimSpace(c.FormValue("required_member_prefix")),
-		DefaultForbiddenMemberPrefix:         strings.TrimSpace(c.FormValue("default_forbidden_member_prefix")),
+// URL of a refused post shown again) with the one settings-form reader.
+func readSettingsForm(c echo.Context) (handlers.SettingsForm, cv.SettingsForm, int64) {
+	params, _ := c.FormParams()
+	read := handlers.ReadSettingsForm(params)
+	f := settingsView(read.Settings, read.Typed, read.Typed, false)
+	f.CanEdit = true
+	for field, msg := range read.Errors {
+		f.Errors[field] = upperFirst(msg) + "."
 	}
-	f := settingsForm(st, 0, true)
-	f.SoftAff = strings.TrimSpace(c.FormValue("soft_affinity_weight_multiplier"))
-	f.SoftAnti = strings.TrimSpace(c.FormValue("soft_anti_affinity_weight_multiplier"))
 	gen, gerr := formGeneration(c)
 	if gerr != nil {
 		f.Errors[""] = errMsg(gerr)
 	}
 	f.Generation = gen
-	readMultiplier := func(field, v string, dst *float64) {
-		x, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			f.Errors[field] = "A number, such as 1.0."
-			return
-		}
-		*dst = x
-	}
-	readMultiplier("soft_affinity_weight_multiplier", f.SoftAff, &st.SoftAffinityWeightMultiplier)
-	readMultiplier("soft_anti_affinity_weight_multiplier", f.SoftAnti, &st.SoftAntiAffinityWeightMultiplier)
-
-	// Host filters: the ticked ones, ordered by the position typed next to
-	// each (ties keep the page's order).
-	params, _ := c.FormParams()
-	on := map[string]bool{}
-	for _, name := range params["filter"] {
-		on[name] = true
-	}
-	type pos struct {
-		name  string
-		order int
-		idx   int
-	}
-	var rows []pos
-	f.Filters = nil
-	for i, name := range scheduling.HostFilterNames() {
-		o := strings.TrimSpace(c.FormValue("order_" + name))
-		n, err := strconv.Atoi(o)
-		if err != nil || n < 1 {
-			if on[name] {
-				f.Errors["enabled_filters"] = fmt.Sprintf("Give %s a position of 1 or more.", name)
-			}
-			n = 1000 + i
-		}
-		f.Filters = append(f.Filters, cv.FilterSetting{Name: name, Help: filterHelp[name], Enabled: on[name], Order: o})
-		if on[name] {
-			rows = append(rows, pos{name, n, i})
-		}
-		delete(on, name)
-	}
-	for name := range on {
-		f.Errors["enabled_filters"] = fmt.Sprintf("Unknown host filter %q.", name)
-	}
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].order < rows[j].order })
-	st.EnabledFilters = []string{}
-	for _, r := range rows {
-		st.EnabledFilters = append(st.EnabledFilters, r.name)
-	}
-	f.S = st
-	return st, f, gen
+	return read, f, gen
 }
 
 func pluralFilters(n int) string {

@@ -451,19 +451,22 @@ var policyOptions = []views.Option{
 	{Value: models.PolicySoftAffinity, Label: "soft-affinity"},
 }
 
-// settingOptions are the settings a draft may change.
-var settingOptions = []views.Option{
-	{Value: "", Label: "(for setting changes)"},
-	{Value: "limit_tenants_to_placement_aggregate", Label: "limit_tenants_to_placement_aggregate (true/false)"},
-	{Value: "placement_aggregate_required_for_tenants", Label: "placement_aggregate_required_for_tenants (true/false)"},
-	{Value: "enable_isolated_aggregate_filtering", Label: "enable_isolated_aggregate_filtering (true/false)"},
-	{Value: "query_placement_for_availability_zone", Label: "query_placement_for_availability_zone (true/false)"},
-	{Value: "required_member_prefix", Label: "required_member_prefix"},
-	{Value: "default_forbidden_member_prefix", Label: "default_forbidden_member_prefix"},
-	{Value: "enabled_filters", Label: "enabled_filters (comma-separated, in order)"},
-	{Value: "soft_affinity_weight_multiplier", Label: "soft_affinity_weight_multiplier"},
-	{Value: "soft_anti_affinity_weight_multiplier", Label: "soft_anti_affinity_weight_multiplier"},
-}
+// settingOptions are the settings a draft may change: every row of the
+// settings table, with what its value takes.
+var settingOptions = func() []views.Option {
+	out := []views.Option{{Value: "", Label: "(for setting changes)"}}
+	for _, row := range models.SettingTable {
+		label := row.Name
+		switch row.Kind {
+		case models.SettingBool:
+			label += " (true/false)"
+		case models.SettingFilters:
+			label += " (comma-separated, in order)"
+		}
+		out = append(out, views.Option{Value: row.Name, Label: label})
+	}
+	return out
+}()
 
 func changeForm(c echo.Context) views.DraftChangeForm {
 	v := func(k string) string { return strings.TrimSpace(c.FormValue(k)) }
@@ -570,60 +573,23 @@ func changeFormToChange(f views.DraftChangeForm) (scheduling.Change, error) {
 	return ch, err
 }
 
-// settingChange turns "setting = value" into a settings override.
+// settingChange turns "setting = value" into a settings override, read
+// and checked as the settings table says.
 func settingChange(name, value string) (*scheduling.SettingsOverride, error) {
-	o := &scheduling.SettingsOverride{}
-	boolean := func(dst **bool) error {
-		b, err := strconv.ParseBool(value)
-		if err != nil {
-			return models.E(models.Invalid, "value", "%s takes true or false, not %q", name, value)
-		}
-		*dst = &b
-		return nil
-	}
-	number := func(dst **float64) error {
-		f, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			return models.E(models.Invalid, "value", "%s takes a number, not %q", name, value)
-		}
-		*dst = &f
-		return nil
-	}
-	var err error
-	switch name {
-	case "limit_tenants_to_placement_aggregate":
-		err = boolean(&o.LimitTenantsToPlacementAggregate)
-	case "placement_aggregate_required_for_tenants":
-		err = boolean(&o.PlacementAggregateRequiredForTenants)
-	case "enable_isolated_aggregate_filtering":
-		err = boolean(&o.EnableIsolatedAggregateFiltering)
-	case "query_placement_for_availability_zone":
-		err = boolean(&o.QueryPlacementForAvailabilityZone)
-	case "required_member_prefix":
-		o.RequiredMemberPrefix = &value
-	case "default_forbidden_member_prefix":
-		o.DefaultForbiddenMemberPrefix = &value
-	case "enabled_filters":
-		var fs []string
-		for _, f := range strings.Split(value, ",") {
-			if f = strings.TrimSpace(f); f != "" {
-				if _, ok := scheduling.LookupHostFilter(f); !ok {
-					return nil, models.E(models.Invalid, "value", "unknown host filter %q (known: %s)", f, strings.Join(scheduling.HostFilterNames(), ", "))
-				}
-				fs = append(fs, f)
-			}
-		}
-		o.EnabledFilters = &fs
-	case "soft_affinity_weight_multiplier":
-		err = number(&o.SoftAffinityWeightMultiplier)
-	case "soft_anti_affinity_weight_multiplier":
-		err = number(&o.SoftAntiAffinityWeightMultiplier)
-	case "":
+	if name == "" {
 		return nil, models.E(models.Invalid, "setting", "choose the setting to change")
-	default:
+	}
+	row, ok := models.LookupSetting(name)
+	if !ok {
 		return nil, models.E(models.Invalid, "setting", "unknown setting %q", name)
 	}
-	return o, err
+	v, err := row.Parse(value)
+	if err != nil {
+		return nil, models.E(models.Invalid, "value", "%s: %s", name, message(err))
+	}
+	o := &scheduling.SettingsOverride{}
+	o.Set(name, v)
+	return o, nil
 }
 
 // describe says what a change does, for a person.

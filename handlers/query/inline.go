@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -153,55 +152,10 @@ func inlineChanges(live *state, form url.Values) (string, []scheduling.Change, e
 		}
 		return "Extra specs of " + f.Name, out, nil
 	case inlineSettings:
-		st := live.world.Settings
-		next := st
-		next.LimitTenantsToPlacementAggregate = form.Get("limit_tenants_to_placement_aggregate") != ""
-		next.PlacementAggregateRequiredForTenants = form.Get("placement_aggregate_required_for_tenants") != ""
-		next.EnableIsolatedAggregateFiltering = form.Get("enable_isolated_aggregate_filtering") != ""
-		next.QueryPlacementForAvailabilityZone = form.Get("query_placement_for_availability_zone") != ""
-		next.RequiredMemberPrefix = strings.TrimSpace(form.Get("required_member_prefix"))
-		next.DefaultForbiddenMemberPrefix = strings.TrimSpace(form.Get("default_forbidden_member_prefix"))
-		if _, ok := form["filter"]; ok || form.Has("generation") {
-			next.EnabledFilters = enabledFilters(form)
-		}
-		for name, dst := range map[string]*float64{"soft_affinity_weight_multiplier": &next.SoftAffinityWeightMultiplier,
-			"soft_anti_affinity_weight_multiplier": &next.SoftAntiAffinityWeightMultiplier} {
-			if v, err := strconv.ParseFloat(strings.TrimSpace(form.Get(name)), 64); err == nil && v >= 0 {
-				*dst = v
-			}
-		}
-		out = append(out, scheduling.ChangesBetween(&models.World{Settings: st}, &models.World{Settings: next})...)
-		return "Settings", out, nil
+		changes, err := handlers.SettingsFormChanges(form, live.world.Settings)
+		return "Settings", changes, err
 	}
 	return "", nil, models.E(models.Invalid, "impact_form", "unknown form %q", kind)
-}
-
-// enabledFilters reads the settings form's ticked filters in the order
-// typed next to them, as the settings page does.
-func enabledFilters(form url.Values) []string {
-	on := map[string]bool{}
-	for _, f := range form["filter"] {
-		on[f] = true
-	}
-	type pos struct {
-		name     string
-		order, i int
-	}
-	var rows []pos
-	for i, name := range scheduling.HostFilterNames() {
-		if !on[name] {
-			continue
-		}
-		n := 1000 + i
-		fmt.Sscan(strings.TrimSpace(form.Get("order_"+name)), &n)
-		rows = append(rows, pos{name, n, i})
-	}
-	slices.SortStableFunc(rows, func(a, b pos) int { return a.order - b.order })
-	out := []string{}
-	for _, r := range rows {
-		out = append(out, r.name)
-	}
-	return out
 }
 
 // typedKey reports whether the aggregate metadata key has a field of its

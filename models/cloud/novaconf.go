@@ -2,19 +2,13 @@ package cloud
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"corral/models"
-)
-
-// The nova.conf options corral's settings mirror, as [section] option.
-const (
-	secScheduler       = "scheduler"
-	secFilterScheduler = "filter_scheduler"
 )
 
 // MaxNovaConf bounds a nova.conf read (real ones are tens of KiB).
@@ -74,83 +68,48 @@ func ParseNovaConf(r io.Reader) (NovaConf, error) {
 	return conf, nil
 }
 
-func parseBool(v string) (bool, bool) {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "true", "1", "yes", "on":
-		return true, true
-	case "false", "0", "no", "off":
-		return false, true
-	}
-	return false, false
-}
-
 // SettingsFromNovaConf applies the options conf sets to st (options it
 // does not set keep st's values) and says, line by line, what it took and
-// what it left out.
+// what it left out. The options are those of models.SettingTable; host
+// filters corral does not model are listed as left out.
 func SettingsFromNovaConf(st models.Settings, conf NovaConf) (models.Settings, []string, error) {
 	out := st
 	out.EnabledFilters = slices.Clone(st.EnabledFilters)
 	var notes []string
-	bools := []struct {
-		opt string
-		dst *bool
-	}{
-		{"limit_tenants_to_placement_aggregate", &out.LimitTenantsToPlacementAggregate},
-		{"placement_aggregate_required_for_tenants", &out.PlacementAggregateRequiredForTenants},
-		{"enable_isolated_aggregate_filtering", &out.EnableIsolatedAggregateFiltering},
-		{"query_placement_for_availability_zone", &out.QueryPlacementForAvailabilityZone},
-	}
-	for _, b := range bools {
-		if v, ok := conf[secScheduler][b.opt]; ok {
-			x, valid := parseBool(v)
-			if !valid {
-				return st, nil, models.E(models.Invalid, "nova.conf", "[scheduler] %s = %q is not a boolean", b.opt, v)
-			}
-			*b.dst = x
-			notes = append(notes, fmt.Sprintf("[scheduler] %s = %t", b.opt, x))
+	for i := range models.SettingTable {
+		row := &models.SettingTable[i]
+		v, ok := conf[row.Section][row.Option]
+		if !ok {
+			continue
 		}
-	}
-	for opt, dst := range map[string]*string{
-		"placement_req_required_member_prefix":          &out.RequiredMemberPrefix,
-		"placement_req_default_forbidden_member_prefix": &out.DefaultForbiddenMemberPrefix,
-	} {
-		if v, ok := conf[secScheduler][opt]; ok {
-			*dst = strings.Trim(strings.TrimSpace(v), `'"[]`)
-			notes = append(notes, fmt.Sprintf("[scheduler] %s = %s", opt, *dst))
-		}
-	}
-	for opt, dst := range map[string]*float64{
-		"soft_affinity_weight_multiplier":      &out.SoftAffinityWeightMultiplier,
-		"soft_anti_affinity_weight_multiplier": &out.SoftAntiAffinityWeightMultiplier,
-	} {
-		if v, ok := conf[secFilterScheduler][opt]; ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				return st, nil, models.E(models.Invalid, "nova.conf", "[filter_scheduler] %s = %q is not a number", opt, v)
-			}
-			*dst = f
-			notes = append(notes, fmt.Sprintf("[filter_scheduler] %s = %s", opt, v))
-		}
-	}
-	if v, ok := conf[secFilterScheduler]["enabled_filters"]; ok {
-		out.EnabledFilters = nil
-		var ignored []string
-		for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '\n' }) {
-			f = strings.TrimSpace(f)
-			switch {
-			case f == "":
-			case slices.Contains(knownFilters, f):
-				if !slices.Contains(out.EnabledFilters, f) {
-					out.EnabledFilters = append(out.EnabledFilters, f)
+		where := fmt.Sprintf("[%s] %s", row.Section, row.Option)
+		switch row.Kind {
+		case models.SettingFilters:
+			var known, ignored []string
+			for _, f := range models.SplitFilterList(v) {
+				switch {
+				case !models.KnownHostFilter(f):
+					ignored = append(ignored, f)
+				case !slices.Contains(known, f):
+					known = append(known, f)
 				}
-			default:
-				ignored = append(ignored, f)
 			}
+			row.Set(&out, known)
+			notes = append(notes, fmt.Sprintf("%s: %s", where, strings.Join(known, ", ")))
+			if len(ignored) > 0 {
+				notes = append(notes, fmt.Sprintf("not modelled by corral (left out): %s", strings.Join(ignored, ", ")))
+			}
+			continue
+		case models.SettingText:
+			// oslo.config lists may be written ['reservation:'].
+			v = strings.Trim(strings.TrimSpace(v), `'"[]`)
 		}
-		notes = append(notes, fmt.Sprintf("[filter_scheduler] enabled_filters: %s", strings.Join(out.EnabledFilters, ", ")))
-		if len(ignored) > 0 {
-			notes = append(notes, fmt.Sprintf("not modelled by corral (left out): %s", strings.Join(ignored, ", ")))
+		x, err := row.Parse(v)
+		if err != nil {
+			return st, nil, novaConfError(where, err)
 		}
+		row.Set(&out, x)
+		notes = append(notes, where+" = "+row.Format(x))
 	}
 	if len(notes) == 0 {
 		notes = append(notes, "nova.conf sets none of the options corral's settings mirror; nothing changes")
@@ -158,29 +117,12 @@ func SettingsFromNovaConf(st models.Settings, conf NovaConf) (models.Settings, [
 	return out, notes, nil
 }
 
-var knownFilters = []string{
-	models.FilterAggregateInstanceExtraSpecs, models.FilterAggregateInstanceType, models.FilterAggregateMultiTenancy,
-	models.FilterServerGroupAffinity, models.FilterServerGroupAntiAffinity,
-}
-
-// NovaConfLines are the nova.conf lines that say what st says, for the
-// Settings page: what to put in the cloud's nova.conf so that it and
-// corral agree. enabled_filters lists corral's filters only: a real
-// nova.conf adds its others (ComputeFilter, …) around them.
-func NovaConfLines(st models.Settings) []string {
-	b := func(x bool) string { return strconv.FormatBool(x) }
-	return []string{
-		"[scheduler]",
-		"limit_tenants_to_placement_aggregate = " + b(st.LimitTenantsToPlacementAggregate),
-		"placement_aggregate_required_for_tenants = " + b(st.PlacementAggregateRequiredForTenants),
-		"enable_isolated_aggregate_filtering = " + b(st.EnableIsolatedAggregateFiltering),
-		"query_placement_for_availability_zone = " + b(st.QueryPlacementForAvailabilityZone),
-		"placement_req_required_member_prefix = " + st.RequiredMemberPrefix,
-		"placement_req_default_forbidden_member_prefix = " + st.DefaultForbiddenMemberPrefix,
-		"",
-		"[filter_scheduler]",
-		"enabled_filters = " + strings.Join(st.EnabledFilters, ","),
-		"soft_affinity_weight_multiplier = " + strconv.FormatFloat(st.SoftAffinityWeightMultiplier, 'g', -1, 64),
-		"soft_anti_affinity_weight_multiplier = " + strconv.FormatFloat(st.SoftAntiAffinityWeightMultiplier, 'g', -1, 64),
+// novaConfError says which option of nova.conf a setting refused.
+func novaConfError(where string, err error) error {
+	msg := err.Error()
+	var ce *models.Error
+	if errors.As(err, &ce) && ce.Msg != "" {
+		msg = ce.Msg
 	}
+	return models.E(models.Invalid, "nova.conf", "%s: %s", where, msg)
 }

@@ -45,7 +45,7 @@ func TestSettingsFromNovaConf(t *testing.T) {
 		t.Errorf("notes do not name the filters left out: %q", notes)
 	}
 	// The Settings page's lines read back into the same settings.
-	back, err := ParseNovaConf(strings.NewReader(strings.Join(NovaConfLines(st), "\n")))
+	back, err := ParseNovaConf(strings.NewReader(strings.Join(models.NovaConfLines(st), "\n")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,8 +60,9 @@ func TestParseNovaConfErrors(t *testing.T) {
 		"key = v\n":                    "line 1: an option before any [section]",
 		"[scheduler\n":                 "line 1: a section header needs a closing ]",
 		"[scheduler]\nnot an option\n": "line 2: expected key = value",
-		"[scheduler]\nlimit_tenants_to_placement_aggregate = maybe\n": "is not a boolean",
-		"[filter_scheduler]\nsoft_affinity_weight_multiplier = x\n":   "is not a number",
+		"[scheduler]\nlimit_tenants_to_placement_aggregate = maybe\n":     "is not a boolean",
+		"[filter_scheduler]\nsoft_affinity_weight_multiplier = x\n":       "is not a number",
+		"[filter_scheduler]\nsoft_anti_affinity_weight_multiplier = -1\n": "[filter_scheduler] soft_anti_affinity_weight_multiplier: must not be negative",
 	} {
 		conf, err := ParseNovaConf(strings.NewReader(in))
 		if err == nil {

@@ -169,52 +169,11 @@ func ChangesBetween(a, b *models.World) []Change {
 			}
 		}
 	}
-	if o := settingsOverride(a.Settings, b.Settings); o != nil {
+	if o := SettingsOverrideBetween(a.Settings, b.Settings); o != nil {
 		out = append(out, Change{Op: OpSetSettings, Settings: o})
 	}
 	out = append(out, consumerChangesBetween(a, b)...)
 	return append(out, lastChanges...)
-}
-
-// settingsOverride is the override that turns settings a into b, nil when
-// they are equal.
-func settingsOverride(a, b models.Settings) *SettingsOverride {
-	var o SettingsOverride
-	changed := false
-	setB := func(dst **bool, x, y bool) {
-		if x != y {
-			v := y
-			*dst, changed = &v, true
-		}
-	}
-	setS := func(dst **string, x, y string) {
-		if x != y {
-			v := y
-			*dst, changed = &v, true
-		}
-	}
-	setF := func(dst **float64, x, y float64) {
-		if x != y {
-			v := y
-			*dst, changed = &v, true
-		}
-	}
-	setB(&o.LimitTenantsToPlacementAggregate, a.LimitTenantsToPlacementAggregate, b.LimitTenantsToPlacementAggregate)
-	setB(&o.PlacementAggregateRequiredForTenants, a.PlacementAggregateRequiredForTenants, b.PlacementAggregateRequiredForTenants)
-	setB(&o.EnableIsolatedAggregateFiltering, a.EnableIsolatedAggregateFiltering, b.EnableIsolatedAggregateFiltering)
-	setB(&o.QueryPlacementForAvailabilityZone, a.QueryPlacementForAvailabilityZone, b.QueryPlacementForAvailabilityZone)
-	setS(&o.RequiredMemberPrefix, a.RequiredMemberPrefix, b.RequiredMemberPrefix)
-	setS(&o.DefaultForbiddenMemberPrefix, a.DefaultForbiddenMemberPrefix, b.DefaultForbiddenMemberPrefix)
-	if !slices.Equal(a.EnabledFilters, b.EnabledFilters) {
-		v := slices.Clone(b.EnabledFilters)
-		o.EnabledFilters, changed = &v, true
-	}
-	setF(&o.SoftAffinityWeightMultiplier, a.SoftAffinityWeightMultiplier, b.SoftAffinityWeightMultiplier)
-	setF(&o.SoftAntiAffinityWeightMultiplier, a.SoftAntiAffinityWeightMultiplier, b.SoftAntiAffinityWeightMultiplier)
-	if !changed {
-		return nil
-	}
-	return &o
 }
 
 func zoneOf(a *models.Aggregate) string {

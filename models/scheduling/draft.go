@@ -72,8 +72,11 @@ type Change struct {
 	AvailabilityZone *string           `json:"availability_zone,omitempty"`
 	Metadata         map[string]string `json:"metadata,omitempty"`
 	Settings         *SettingsOverride `json:"settings,omitempty"`
-	// Generation is the generation of the named object the writer saw;
-	// applying refuses when the object moved since. Absent: any.
+	// Generation is the generation of the object the change names as the
+	// writer read it (the aggregate, flavor, server group, provider, the
+	// settings; a set_allocations' consumer): applying refuses with a
+	// Conflict when the object moved since (a form saved after someone
+	// else's save). Nil applies whatever the live generation.
 	Generation *int64 `json:"generation,omitempty"`
 	PlacementFields
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"corral/models"
 )
@@ -307,38 +306,4 @@ func DescribeChange(c Change) string {
 		return fmt.Sprintf("remove the %s inventory of provider %s", c.ResourceClass, c.Provider)
 	}
 	return describePlacementChange(c)
-}
-
-func describeSettings(o *SettingsOverride) string {
-	if o == nil {
-		return "(none)"
-	}
-	var parts []string
-	b := func(name string, v *bool) {
-		if v != nil {
-			parts = append(parts, fmt.Sprintf("%s=%t", name, *v))
-		}
-	}
-	s := func(name string, v *string) {
-		if v != nil {
-			parts = append(parts, fmt.Sprintf("%s=%q", name, *v))
-		}
-	}
-	f := func(name string, v *float64) {
-		if v != nil {
-			parts = append(parts, fmt.Sprintf("%s=%g", name, *v))
-		}
-	}
-	b("limit_tenants_to_placement_aggregate", o.LimitTenantsToPlacementAggregate)
-	b("placement_aggregate_required_for_tenants", o.PlacementAggregateRequiredForTenants)
-	b("enable_isolated_aggregate_filtering", o.EnableIsolatedAggregateFiltering)
-	b("query_placement_for_availability_zone", o.QueryPlacementForAvailabilityZone)
-	s("required_member_prefix", o.RequiredMemberPrefix)
-	s("default_forbidden_member_prefix", o.DefaultForbiddenMemberPrefix)
-	if o.EnabledFilters != nil {
-		parts = append(parts, "enabled_filters="+strings.Join(*o.EnabledFilters, ","))
-	}
-	f("soft_affinity_weight_multiplier", o.SoftAffinityWeightMultiplier)
-	f("soft_anti_affinity_weight_multiplier", o.SoftAntiAffinityWeightMultiplier)
-	return strings.Join(parts, ", ")
 }

@@ -85,53 +85,6 @@ type GroupSpec struct {
 	MemberOf []string `json:"member_of"`
 }
 
-// SettingsOverride replaces, for one request, the world's settings that it
-// names; nil fields keep the world's value.
-type SettingsOverride struct {
-	LimitTenantsToPlacementAggregate     *bool     `json:"limit_tenants_to_placement_aggregate,omitempty"`
-	PlacementAggregateRequiredForTenants *bool     `json:"placement_aggregate_required_for_tenants,omitempty"`
-	EnableIsolatedAggregateFiltering     *bool     `json:"enable_isolated_aggregate_filtering,omitempty"`
-	QueryPlacementForAvailabilityZone    *bool     `json:"query_placement_for_availability_zone,omitempty"`
-	RequiredMemberPrefix                 *string   `json:"required_member_prefix,omitempty"`
-	DefaultForbiddenMemberPrefix         *string   `json:"default_forbidden_member_prefix,omitempty"`
-	EnabledFilters                       *[]string `json:"enabled_filters,omitempty"`
-	SoftAffinityWeightMultiplier         *float64  `json:"soft_affinity_weight_multiplier,omitempty"`
-	SoftAntiAffinityWeightMultiplier     *float64  `json:"soft_anti_affinity_weight_multiplier,omitempty"`
-}
-
-// Apply returns base with the override's fields replaced.
-func (o *SettingsOverride) Apply(base models.Settings) models.Settings {
-	if o == nil {
-		return base
-	}
-	s := base
-	setB := func(dst *bool, v *bool) {
-		if v != nil {
-			*dst = *v
-		}
-	}
-	setB(&s.LimitTenantsToPlacementAggregate, o.LimitTenantsToPlacementAggregate)
-	setB(&s.PlacementAggregateRequiredForTenants, o.PlacementAggregateRequiredForTenants)
-	setB(&s.EnableIsolatedAggregateFiltering, o.EnableIsolatedAggregateFiltering)
-	setB(&s.QueryPlacementForAvailabilityZone, o.QueryPlacementForAvailabilityZone)
-	if o.RequiredMemberPrefix != nil {
-		s.RequiredMemberPrefix = *o.RequiredMemberPrefix
-	}
-	if o.DefaultForbiddenMemberPrefix != nil {
-		s.DefaultForbiddenMemberPrefix = *o.DefaultForbiddenMemberPrefix
-	}
-	if o.EnabledFilters != nil {
-		s.EnabledFilters = append([]string(nil), (*o.EnabledFilters)...)
-	}
-	if o.SoftAffinityWeightMultiplier != nil {
-		s.SoftAffinityWeightMultiplier = *o.SoftAffinityWeightMultiplier
-	}
-	if o.SoftAntiAffinityWeightMultiplier != nil {
-		s.SoftAntiAffinityWeightMultiplier = *o.SoftAntiAffinityWeightMultiplier
-	}
-	return s
-}
-
 // requestDoc is the wire shape, with flavor and groups kept raw so that
 // their errors can name the exact field.
 type requestDoc struct {

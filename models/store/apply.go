@@ -57,8 +57,8 @@ func (s *Store) Apply(ctx context.Context, a Actor, changes []scheduling.Change)
 }
 
 // errNothingChanged rolls back a write whose changes were all no-ops. It
-// is a plain error, not a models.Error, so that it survives the wrapping
-// of a failed write (mapErr copies a models.Error).
+// is a plain error so that the write's wrapping keeps it for errors.Is (a
+// corral error is copied when wrapped).
 var errNothingChanged = errors.New("nothing changed")
 
 // applyChanges applies changes inside t and returns what undoes them.
@@ -70,6 +70,9 @@ var errNothingChanged = errors.New("nothing changed")
 func (t *txn) applyChanges(changes []scheduling.Change) ([]scheduling.Change, error) {
 	// Declared below, object by object, for the live snapshot.
 	t.keepsWorld()
+	if err := t.checkSettingsGeneration(changes); err != nil {
+		return nil, err
+	}
 	if err := t.checkGenerations(changes); err != nil {
 		return nil, err
 	}
@@ -164,11 +167,12 @@ func (t *txn) declareWritten(cur, next *models.World) {
 // checkGenerations refuses changes whose generation is not the one the
 // object they name has now (a Conflict, like a direct edit with a stale
 // generation); -1 asks that the object not exist. Consumers' generations
-// are checked by the allocation write itself.
+// are checked by the allocation write itself, the settings' by
+// checkSettingsGeneration.
 func (t *txn) checkGenerations(changes []scheduling.Change) error {
 	for i, c := range changes {
-		if c.Generation == nil || c.Op == scheduling.OpSetAllocations {
-			continue
+		if c.Generation == nil || c.Op == scheduling.OpSetAllocations || c.Op == scheduling.OpSetSettings {
+			continue // settings: checkSettingsGeneration; consumers: setAllocations
 		}
 		at := fmt.Sprintf("changes[%d].generation", i)
 		what, name, gen, err := t.generationOf(c)
@@ -192,12 +196,9 @@ func (t *txn) checkGenerations(changes []scheduling.Change) error {
 // is empty for a change that names no object with a generation.
 func (t *txn) generationOf(c scheduling.Change) (what, name string, gen int64, err error) {
 	switch c.Op {
-	case scheduling.OpCreateAggregate, scheduling.OpCreateServerGroup, scheduling.OpCreateProvider,
+	case scheduling.OpSetSettings, scheduling.OpCreateAggregate, scheduling.OpCreateServerGroup, scheduling.OpCreateProvider,
 		scheduling.OpCreateResourceClass, scheduling.OpDeleteResourceClass, scheduling.OpCreateTrait, scheduling.OpDeleteTrait:
 		return "", "", 0, nil
-	case scheduling.OpSetSettings:
-		_, gen, err := loadSettings(t.tx)
-		return "settings", "", gen, err
 	case scheduling.OpSetExtraSpec, scheduling.OpUnsetExtraSpec:
 		f, err := findFlavor(t.tx, c.Flavor, true)
 		if err != nil {

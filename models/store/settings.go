@@ -3,49 +3,38 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"math"
-	"slices"
-	"strings"
 
 	"gorm.io/gorm"
 
 	"corral/models"
+	"corral/models/scheduling"
 )
 
-// knownFilters are the host filters the core implements.
-var knownFilters = []string{
-	models.FilterAggregateInstanceExtraSpecs,
-	models.FilterAggregateInstanceType,
-	models.FilterAggregateMultiTenancy,
-	models.FilterServerGroupAffinity,
-	models.FilterServerGroupAntiAffinity,
-}
+// ValidateSettings checks settings the way the console saves them: every
+// setting by the checks of models.SettingTable.
+func ValidateSettings(st *models.Settings) error { return st.Validate() }
 
-// ValidateSettings checks settings the way the console saves them.
-func ValidateSettings(st *models.Settings) error {
-	seen := map[string]bool{}
-	for _, f := range st.EnabledFilters {
-		if !slices.Contains(knownFilters, f) {
-			return models.E(models.Invalid, "enabled_filters", "unknown host filter %q (known: %s)", f, strings.Join(knownFilters, ", "))
+// checkSettingsGeneration refuses, as a Conflict, a set_settings change
+// that names a generation other than the live settings' (a form read
+// before someone else saved), whether or not it changes anything.
+func (t *txn) checkSettingsGeneration(changes []scheduling.Change) error {
+	for _, c := range changes {
+		if c.Op != scheduling.OpSetSettings || c.Generation == nil {
+			continue
 		}
-		if seen[f] {
-			return models.E(models.Invalid, "enabled_filters", "host filter %q is listed twice", f)
+		_, gen, err := loadSettings(t.tx)
+		if err != nil {
+			return err
 		}
-		seen[f] = true
-	}
-	for field, v := range map[string]float64{
-		"soft_affinity_weight_multiplier":      st.SoftAffinityWeightMultiplier,
-		"soft_anti_affinity_weight_multiplier": st.SoftAntiAffinityWeightMultiplier,
-	} {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return models.E(models.Invalid, field, "must be a finite number")
-		}
-		// Nova refuses negative soft-affinity multipliers.
-		if v < 0 {
-			return models.E(models.Invalid, field, "must not be negative")
+		if *c.Generation != gen {
+			return errStaleSettings()
 		}
 	}
 	return nil
+}
+
+func errStaleSettings() error {
+	return models.E(models.Conflict, "generation", "settings were changed by someone else — reload")
 }
 
 // GetSettings returns the settings and their generation (0 and the defaults
@@ -88,7 +77,7 @@ func (t *txn) saveSettings(generation int64, st models.Settings) error {
 		return err
 	}
 	if generation != AnyGeneration && generation != gen {
-		return models.E(models.Conflict, "generation", "settings were changed by someone else — reload")
+		return errStaleSettings()
 	}
 	if st.EnabledFilters == nil {
 		st.EnabledFilters = []string{}
@@ -110,7 +99,7 @@ func (t *txn) saveSettings(generation int64, st models.Settings) error {
 		return res.Error
 	}
 	if res.RowsAffected != 1 {
-		return models.E(models.Conflict, "generation", "settings were changed by someone else — reload")
+		return errStaleSettings()
 	}
 	return t.audit("update", "settings", "settings", "settings", before, st)
 }

@@ -395,45 +395,42 @@ type GroupDetailProps struct {
 	CanEdit    bool
 }
 
-// SettingsForm is the settings page, as stored or as submitted.
+// SettingsForm is the settings page, as stored or as submitted: one
+// section per group of models.SettingTable, each setting a row of it.
 type SettingsForm struct {
 	Generation int64
-	S          models.Settings
-	SoftAff    string // the multipliers as typed
-	SoftAnti   string
-	Filters    []FilterSetting
+	Sections   []SettingsSection
 	Errors     map[string]string
 	CanEdit    bool
 	// NovaConf are the nova.conf lines matching the saved settings.
 	NovaConf []string
 }
 
+// SettingsSection is one group of settings: its switches, its text
+// fields, and the host filter table when it holds the filter list.
+type SettingsSection struct {
+	Title, Help string
+	Toggles     []SettingRow
+	Fields      []SettingRow
+	// FiltersName is the setting the filter table edits ("" for none).
+	FiltersName string
+	Filters     []FilterSetting
+}
+
+// SettingRow is one setting of the form: a switch (On) or a field (Value
+// as typed).
+type SettingRow struct {
+	Name, Label, Help, Value string
+	On                       bool
+}
+
 // FilterSetting is one host filter's row: on or off, and its position.
 type FilterSetting struct {
-	Name    string
-	Help    string
-	Enabled bool
-	Order   string
-}
-
-// Toggle is one on/off request-filter setting with its explanation.
-type Toggle struct {
-	Name, Label, Help string
-	On                bool
-}
-
-// Toggles lists the request-filter switches of s.
-func (f SettingsForm) Toggles() []Toggle {
-	return []Toggle{
-		{"limit_tenants_to_placement_aggregate", "Tenant isolation in Placement",
-			"Send each project only to the aggregates whose filter_tenant_id… keys name it (when it has any).", f.S.LimitTenantsToPlacementAggregate},
-		{"placement_aggregate_required_for_tenants", "Require a tenant aggregate",
-			"With tenant isolation on, a project named by no aggregate gets “no hosts available” instead of every host.", f.S.PlacementAggregateRequiredForTenants},
-		{"enable_isolated_aggregate_filtering", "Isolated aggregates",
-			"Keep requests away from aggregates with trait:<T>=required unless the flavor requires every such trait.", f.S.EnableIsolatedAggregateFiltering},
-		{"query_placement_for_availability_zone", "Availability zones in Placement",
-			"Turn a requested zone into a member_of group of the zone's aggregates.", f.S.QueryPlacementForAvailabilityZone},
-	}
+	Name       string
+	Help       string
+	Enabled    bool
+	Order      string
+	OrderField string
 }
 
 // Policies lists the server-group policies with a one-line explanation.

@@ -1,0 +1,312 @@
+package models
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The settings table: every field of Settings, once, with what each
+// consumer needs — the settings page, drafts' set_settings, the inline
+// impact, nova.conf import and export, validation and the defaults. A new
+// setting is a field of Settings (and of scheduling.SettingsOverride) and
+// a row here; the tests refuse a field without a row.
+
+// SettingKind says how a setting is typed, read and written.
+type SettingKind int
+
+// The kinds of settings.
+const (
+	SettingBool    SettingKind = iota // true or false; a checkbox
+	SettingText                       // a string, trimmed
+	SettingNumber                     // a finite float64, not negative
+	SettingFilters                    // host filter names, in the order they run
+)
+
+// SettingGroup is the part of the scheduler a setting tunes: a section of
+// the settings page.
+type SettingGroup struct {
+	Title string
+	Help  string
+}
+
+// The groups of settings, in the order the settings page shows them.
+var (
+	GroupRequestFilters = &SettingGroup{"Request filters", "They run before Placement and turn the request into member_of terms."}
+	GroupHostFilters    = &SettingGroup{"Host filters", "Enabled filters run in the order given (lowest first) on the hosts Placement returned."}
+	GroupWeighers       = &SettingGroup{"Weighers", "They order the hosts that passed, for the servers of soft-affinity and soft-anti-affinity groups."}
+	SettingGroups       = []*SettingGroup{GroupRequestFilters, GroupHostFilters, GroupWeighers}
+)
+
+// The nova.conf sections corral's settings mirror.
+const (
+	NovaSectionScheduler       = "scheduler"
+	NovaSectionFilterScheduler = "filter_scheduler"
+)
+
+// Setting is one row of the settings table.
+type Setting struct {
+	Name    string // the JSON, form and draft field name
+	Kind    SettingKind
+	Group   *SettingGroup
+	Label   string // what the settings page calls it
+	Help    string // one line for the settings page
+	Default any    // bool, string, float64 or []string, by Kind
+	// Section and Option name it in nova.conf.
+	Section, Option string
+}
+
+// HostFilterInfo is a host filter the core implements, with what it does.
+type HostFilterInfo struct {
+	Name, Help string
+}
+
+// HostFilters are the host filters the core implements, in their default
+// order (scheduling's registry has the same names in the same order).
+var HostFilters = []HostFilterInfo{
+	{FilterAggregateInstanceExtraSpecs, "Flavor extra specs (aggregate_instance_extra_specs:…) must be satisfied by the host's aggregate metadata, with Nova's operators."},
+	{FilterAggregateInstanceType, "Reads flavor extra specs against aggregate metadata with the sentinels * (present), ~ (optional) and ! (absent); an aggregate with force_metadata_check=True makes its metadata a requirement on flavors."},
+	{FilterAggregateMultiTenancy, "Hosts in aggregates with filter_tenant_id… keys accept only those projects (keeps others out, not the tenant in)."},
+	{FilterServerGroupAffinity, "Members of an affinity group go to the host the group already uses."},
+	{FilterServerGroupAntiAffinity, "A host passes while it holds fewer members of the anti-affinity group than max_server_per_host (default 1)."},
+}
+
+// KnownHostFilter reports whether the core implements the host filter.
+func KnownHostFilter(name string) bool {
+	return slices.ContainsFunc(HostFilters, func(f HostFilterInfo) bool { return f.Name == name })
+}
+
+func hostFilterNames() []string {
+	names := make([]string, len(HostFilters))
+	for i, f := range HostFilters {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// SettingTable is every setting, in the order the settings page, nova.conf
+// and validation list them. Read it, do not change it.
+var SettingTable = []Setting{
+	{Name: "limit_tenants_to_placement_aggregate", Kind: SettingBool, Group: GroupRequestFilters,
+		Label: "Tenant isolation in Placement", Default: false, Section: NovaSectionScheduler, Option: "limit_tenants_to_placement_aggregate",
+		Help: "Send each project only to the aggregates whose filter_tenant_id… keys name it (when it has any)."},
+	{Name: "placement_aggregate_required_for_tenants", Kind: SettingBool, Group: GroupRequestFilters,
+		Label: "Require a tenant aggregate", Default: false, Section: NovaSectionScheduler, Option: "placement_aggregate_required_for_tenants",
+		Help: "With tenant isolation on, a project named by no aggregate gets “no hosts available” instead of every host."},
+	{Name: "enable_isolated_aggregate_filtering", Kind: SettingBool, Group: GroupRequestFilters,
+		Label: "Isolated aggregates", Default: false, Section: NovaSectionScheduler, Option: "enable_isolated_aggregate_filtering",
+		Help: "Keep requests away from aggregates with trait:<T>=required unless the flavor requires every such trait."},
+	{Name: "query_placement_for_availability_zone", Kind: SettingBool, Group: GroupRequestFilters,
+		Label: "Availability zones in Placement", Default: true, Section: NovaSectionScheduler, Option: "query_placement_for_availability_zone",
+		Help: "Turn a requested zone into a member_of group of the zone's aggregates."},
+	{Name: "required_member_prefix", Kind: SettingText, Group: GroupRequestFilters,
+		Label: "Required member prefix", Default: "reservation:", Section: NovaSectionScheduler, Option: "placement_req_required_member_prefix",
+		Help: "A flavor extra spec starting with it requires the aggregates carrying the same key (reservations). Empty turns it off."},
+	{Name: "default_forbidden_member_prefix", Kind: SettingText, Group: GroupRequestFilters,
+		Label: "Default-forbidden member prefix", Default: "reservation:", Section: NovaSectionScheduler, Option: "placement_req_default_forbidden_member_prefix",
+		Help: "A flavor without such a key is kept off every aggregate carrying one (member_of=!in:…). Empty turns it off."},
+	{Name: "enabled_filters", Kind: SettingFilters, Group: GroupHostFilters,
+		Label: "Host filters", Section: NovaSectionFilterScheduler, Option: "enabled_filters",
+		Default: []string{FilterAggregateInstanceExtraSpecs, FilterAggregateMultiTenancy, FilterServerGroupAffinity, FilterServerGroupAntiAffinity},
+		Help:    "The host filters that run, in order."},
+	{Name: "soft_affinity_weight_multiplier", Kind: SettingNumber, Group: GroupWeighers,
+		Label: "soft-affinity multiplier", Default: 1.0, Section: NovaSectionFilterScheduler, Option: "soft_affinity_weight_multiplier",
+		Help: "How strongly soft-affinity groups pack onto hosts already holding members (0 ignores the policy)."},
+	{Name: "soft_anti_affinity_weight_multiplier", Kind: SettingNumber, Group: GroupWeighers,
+		Label: "soft-anti-affinity multiplier", Default: 1.0, Section: NovaSectionFilterScheduler, Option: "soft_anti_affinity_weight_multiplier",
+		Help: "How strongly soft-anti-affinity groups spread away from hosts holding members (0 ignores the policy)."},
+}
+
+// settingFields maps a setting's name to its field of Settings (by the
+// field's JSON name).
+var settingFields = func() map[string]int {
+	out := map[string]int{}
+	t := reflect.TypeFor[Settings]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		out[name] = i
+	}
+	return out
+}()
+
+// LookupSetting finds a setting by name.
+func LookupSetting(name string) (*Setting, bool) {
+	for i := range SettingTable {
+		if SettingTable[i].Name == name {
+			return &SettingTable[i], true
+		}
+	}
+	return nil, false
+}
+
+func (s *Setting) field(st *Settings) reflect.Value {
+	i, ok := settingFields[s.Name]
+	if !ok {
+		panic("models: setting " + s.Name + " has no field in Settings")
+	}
+	return reflect.ValueOf(st).Elem().Field(i)
+}
+
+// Get is the setting's value in st: a bool, string, float64 or []string.
+func (s *Setting) Get(st *Settings) any { return s.field(st).Interface() }
+
+// Set sets the setting in st to v (a list is copied). v must have the
+// setting's type.
+func (s *Setting) Set(st *Settings, v any) {
+	if l, ok := v.([]string); ok {
+		v = slices.Clone(l)
+	}
+	s.field(st).Set(reflect.ValueOf(v))
+}
+
+// Equal reports whether a and b agree on the setting.
+func (s *Setting) Equal(a, b *Settings) bool {
+	return reflect.DeepEqual(s.Get(a), s.Get(b)) ||
+		s.Kind == SettingFilters && len(s.Get(a).([]string)) == 0 && len(s.Get(b).([]string)) == 0
+}
+
+// Format writes a value of the setting as text, as nova.conf and the
+// settings form have it: true/false, the number's shortest form, filter
+// names separated by commas.
+func (s *Setting) Format(v any) string {
+	switch x := v.(type) {
+	case bool:
+		return strconv.FormatBool(x)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case []string:
+		return strings.Join(x, ",")
+	case string:
+		return x
+	}
+	return fmt.Sprint(v)
+}
+
+// Parse reads a value of the setting from text (a draft's "setting =
+// value", a nova.conf option) and checks it. A boolean is true/false,
+// yes/no, on/off or 1/0; host filters are separated by commas or new
+// lines. Errors are Invalid and name the setting.
+func (s *Setting) Parse(text string) (any, error) {
+	text = strings.TrimSpace(text)
+	var v any
+	switch s.Kind {
+	case SettingBool:
+		b, ok := ParseSettingBool(text)
+		if !ok {
+			return nil, E(Invalid, s.Name, "%q is not a boolean (true or false)", text)
+		}
+		v = b
+	case SettingNumber:
+		f, err := strconv.ParseFloat(text, 64)
+		if err != nil {
+			return nil, E(Invalid, s.Name, "%q is not a number (such as 1.0)", text)
+		}
+		v = f
+	case SettingFilters:
+		v = SplitFilterList(text)
+	default:
+		v = text
+	}
+	return v, s.Check(v)
+}
+
+// ParseSettingBool reads a boolean as oslo.config and strconv do.
+func ParseSettingBool(v string) (bool, bool) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true", "1", "yes", "on", "t":
+		return true, true
+	case "false", "0", "no", "off", "f":
+		return false, true
+	}
+	return false, false
+}
+
+// SplitFilterList splits a list of host filter names at commas and new
+// lines, dropping empty names.
+func SplitFilterList(v string) []string {
+	out := []string{}
+	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '\n' }) {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Check validates a value of the setting: a number finite and not
+// negative (nova refuses negative soft-affinity multipliers), host
+// filters known and each listed once. Errors are Invalid and name the
+// setting.
+func (s *Setting) Check(v any) error {
+	switch x := v.(type) {
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return E(Invalid, s.Name, "must be a finite number")
+		}
+		if x < 0 {
+			return E(Invalid, s.Name, "must not be negative")
+		}
+	case []string:
+		seen := map[string]bool{}
+		for _, f := range x {
+			if !KnownHostFilter(f) {
+				return E(Invalid, s.Name, "unknown host filter %q (known: %s)", f, strings.Join(hostFilterNames(), ", "))
+			}
+			if seen[f] {
+				return E(Invalid, s.Name, "host filter %q is listed twice", f)
+			}
+			seen[f] = true
+		}
+	}
+	return nil
+}
+
+// Validate checks every setting of st, in the table's order.
+func (st *Settings) Validate() error {
+	for i := range SettingTable {
+		s := &SettingTable[i]
+		if err := s.Check(s.Get(st)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DefaultSettings is what a new console starts with (FORMATS.md's example):
+// every setting's default.
+func DefaultSettings() Settings {
+	var st Settings
+	for i := range SettingTable {
+		SettingTable[i].Set(&st, SettingTable[i].Default)
+	}
+	return st
+}
+
+// NovaConfLines are the nova.conf lines that say what st says: each
+// section once, with its options, in the table's order. enabled_filters
+// lists corral's filters only: a real nova.conf adds its others
+// (ComputeFilter, …) around them.
+func NovaConfLines(st Settings) []string {
+	var out, sections []string
+	for _, s := range SettingTable {
+		if !slices.Contains(sections, s.Section) {
+			sections = append(sections, s.Section)
+		}
+	}
+	for _, section := range sections {
+		if len(out) > 0 {
+			out = append(out, "")
+		}
+		out = append(out, "["+section+"]")
+		for i := range SettingTable {
+			s := &SettingTable[i]
+			if s.Section == section {
+				out = append(out, s.Option+" = "+s.Format(s.Get(&st)))
+			}
+		}
+	}
+	return out
+}

@@ -38,7 +38,6 @@ var sizeExceptions = map[string]string{
 	"models/cloudgen/cloudgen.go":          "split pending: Generate",
 	"models/scheduling/changes_between.go": "split pending: ChangesBetween",
 	"models/scheduling/request_filters.go": "split pending: Snapshot.runRequestFilters",
-	"models/scheduling/stranded.go":        "split pending: Strandings",
 	"models/store/demo.go":                 "split pending: DemoWorld",
 	"models/store/drafts.go":               "split pending",
 	"models/store/world.go":                "split pending: load, import, validate",

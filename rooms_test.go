@@ -35,7 +35,6 @@ var sizeExceptions = map[string]string{
 	"models/cloud/read.go":                 "split pending: Client.readNova",
 	"models/cloud/rollout.go":              "split pending: PlanWorlds, Client.Rollout, Client.drift",
 	"models/cloud/world.go":                "split pending: Map",
-	"models/cloudgen/cloudgen.go":          "split pending: Generate",
 	"models/scheduling/changes_between.go": "split pending: ChangesBetween",
 	"models/scheduling/request_filters.go": "split pending: Snapshot.runRequestFilters",
 	"models/store/demo.go":                 "split pending: DemoWorld",

@@ -41,11 +41,11 @@ var sizeExceptions = map[string]string{
 	"models/worldjson.go":                  "split pending: DecodeWorldJSON",
 }
 
-// TestRoomsStaySmall walks the module's hand-written, non-test Go files and
+// TestFilesAndFunctionsStaySmall walks the module's hand-written, non-test Go files and
 // fails for any file above maxFileLines lines, or any function above
 // maxFuncLines lines or cyclomatic complexity maxFuncComplexity. It logs the
 // ten largest files and the ten longest and most complex functions.
-func TestRoomsStaySmall(t *testing.T) {
+func TestFilesAndFunctionsStaySmall(t *testing.T) {
 	files, funcs := measureModule(t, ".")
 
 	offending := map[string]bool{}

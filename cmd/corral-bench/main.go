@@ -225,7 +225,7 @@ func placementPhases(ctx context.Context, o options, r *report, dir string, q *q
 	fmt.Fprintf(out, "p50 of each side, its p10–p90 in brackets; requests in alternating pairs after a warm-up, each side on one\n"+
 		"keep-alive connection of a client that writes a request and reads its answer in one goroutine\n\n")
 	fmt.Fprintf(out, "| query | results | Placement p50 | corral p50 | ratio |\n|---|---|---|---|---|\n")
-	if err := timeQueryTable(o, r, q, corralC, corralOne, placementOne); err != nil {
+	if err = timeQueryTable(o, r, q, corralC, corralOne, placementOne); err != nil {
 		return err
 	}
 	// The floors: requests that do no work, asked the same way. On a busy

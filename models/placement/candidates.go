@@ -10,7 +10,10 @@ import (
 // unnumbered group spans provider trees and sharing providers, each
 // numbered group is satisfied by one provider, the groups are merged per
 // anchor root, then group_policy, same_subtree, the final capacity check,
-// the pre-1.29 nested exclusion and limit apply.
+// the pre-1.29 nested exclusion and limit apply. The stages have files of
+// their own: candidates_index.go (the per-class and per-trait index),
+// candidates_groups.go (each group's requests), candidates_merge.go (the
+// merge) and candidates_roots.go (which roots have a candidate at all).
 
 // Amount is one requested resource class and amount.
 type Amount struct {

@@ -23,7 +23,7 @@ func TestEveryRouteDeclaresABodyLimit(t *testing.T) {
 		}
 		routes[r.Method+" "+r.Path], paths[r.Path] = true, true
 		if _, ok := web.RouteBodyLimit(r.Method, r.Path); !ok {
-			t.Errorf("%s %s has no body limit: give it a row in routeBodyLimits (web/bodylimits.go)", r.Method, r.Path)
+			t.Errorf("%s %s has no body limit: declare it with handlers.Body where the route is registered", r.Method, r.Path)
 		}
 	}
 	for _, row := range web.RouteBodyLimitRows() {

@@ -1,13 +1,9 @@
 package web
 
+import "corral/handlers"
+
 // RouteBodyLimit is routeBodyLimit, for the route-table test.
 var RouteBodyLimit = routeBodyLimit
 
-// RouteBodyLimitRows lists routeBodyLimits' keys.
-func RouteBodyLimitRows() []string {
-	out := make([]string, 0, len(routeBodyLimits))
-	for k := range routeBodyLimits {
-		out = append(out, k)
-	}
-	return out
-}
+// RouteBodyLimitRows lists the declared body limits' keys.
+func RouteBodyLimitRows() []string { return handlers.DeclaredBodyLimits() }

@@ -225,30 +225,8 @@ func placementPhases(ctx context.Context, o options, r *report, dir string, q *q
 	fmt.Fprintf(out, "p50 of each side, its p10–p90 in brackets; requests in alternating pairs after a warm-up, each side on one\n"+
 		"keep-alive connection of a client that writes a request and reads its answer in one goroutine\n\n")
 	fmt.Fprintf(out, "| query | results | Placement p50 | corral p50 | ratio |\n|---|---|---|---|---|\n")
-	for _, tq := range q.table {
-		samples := o.samples
-		if tq.big {
-			samples = o.bigSamples
-		}
-		if o.small {
-			samples = min(samples, 5)
-		}
-		paths := []string{tq.path}
-		if tq.each != nil {
-			// Each asked once: the warm-up's and the samples'.
-			paths = tq.each
-			samples = min(samples, len(paths)-min(max(samples/20, 2), 10))
-		}
-		res, cerr := compareEach(corralOne, placementOne, paths, paths, samples)
-		if cerr != nil {
-			return fmt.Errorf("%s: %w", tq.name, cerr)
-		}
-		res.results = resultsOf(corralC, tq.path)
-		ratio := float64(res.placement.p50) / float64(res.corral.p50)
-		fmt.Fprintf(out, "| `%s` | %d | %s | %s | %.1f× |\n", tq.name, res.results, res.placement, res.corral, ratio)
-		if tq.each == nil { // the issue's queries; the others are for reading
-			r.ratios = append(r.ratios, namedRatio{tq.name, ratio})
-		}
+	if err = timeQueryTable(o, r, q, corralC, corralOne, placementOne); err != nil {
+		return err
 	}
 	// The floors: requests that do no work, asked the same way. On a busy
 	// machine waking the server after each pause dominates small answers.
@@ -296,6 +274,46 @@ func placementPhases(ctx context.Context, o options, r *report, dir string, q *q
 	}
 
 	// Memory while clients list every provider.
+	listMemory(o, r, corralC, cs, providers)
+	return nil
+}
+
+// timeQueryTable times each query of the table on both sides and writes
+// its row; the issue's queries' ratios go to the report.
+func timeQueryTable(o options, r *report, q *queries, corralC *client, corralOne, placementOne *syncClient) error {
+	out := r.out
+	for _, tq := range q.table {
+		samples := o.samples
+		if tq.big {
+			samples = o.bigSamples
+		}
+		if o.small {
+			samples = min(samples, 5)
+		}
+		paths := []string{tq.path}
+		if tq.each != nil {
+			// Each asked once: the warm-up's and the samples'.
+			paths = tq.each
+			samples = min(samples, len(paths)-min(max(samples/20, 2), 10))
+		}
+		res, cerr := compareEach(corralOne, placementOne, paths, paths, samples)
+		if cerr != nil {
+			return fmt.Errorf("%s: %w", tq.name, cerr)
+		}
+		res.results = resultsOf(corralC, tq.path)
+		ratio := float64(res.placement.p50) / float64(res.corral.p50)
+		fmt.Fprintf(out, "| `%s` | %d | %s | %s | %.1f× |\n", tq.name, res.results, res.placement, res.corral, ratio)
+		if tq.each == nil { // the issue's queries; the others are for reading
+			r.ratios = append(r.ratios, namedRatio{tq.name, ratio})
+		}
+	}
+	return nil
+}
+
+// listMemory watches corral's resident memory while clients list every
+// provider.
+func listMemory(o options, r *report, corralC *client, cs *corralServer, providers int) {
+	out := r.out
 	lf := o.listFor
 	if o.small {
 		lf = min(lf, 2*time.Second)
@@ -306,8 +324,6 @@ func placementPhases(ctx context.Context, o options, r *report, dir string, q *q
 	fmt.Fprintf(out, "corral serve resident memory: peak %s during the lists (sampled), high-water mark %s since start\n",
 		mib(ls.peakRSS), mib(ls.hwm))
 	r.target("peak resident memory", ls.peakRSS <= rssTarget && ls.failed == 0, "%s (target ≤ %s)", mib(ls.peakRSS), mib(rssTarget))
-
-	return nil
 }
 
 // namedServer is a corral server the previews are measured on.

@@ -91,17 +91,44 @@ func loadPlacementDB(path string, w *models.World, standards []string) error {
 		return err
 	}
 	defer tx.Rollback()
-	now := time.Now().UTC().Format("2006-01-02 15:04:05.000000")
-	exec := func(q string, rows func(st *sql.Stmt) error) error {
-		st, err := tx.Prepare(q)
-		if err != nil {
-			return fmt.Errorf("%s: %w", q, err)
+	l := &placementLoad{tx: tx, now: time.Now().UTC().Format("2006-01-02 15:04:05.000000"), w: w,
+		classID: map[string]int{}, id: make(map[string]int, len(w.Providers)), traitID: map[string]int{}}
+	for _, step := range []func() error{
+		func() error { return l.classes(standards) }, l.providers, l.aggregates, l.traits, l.inventories,
+	} {
+		if err := step(); err != nil {
+			return err
 		}
-		defer st.Close()
-		return rows(st)
 	}
-	classID := map[string]int{}
-	if err := exec("INSERT INTO resource_classes (created_at, id, name) VALUES (?, ?, ?)", func(st *sql.Stmt) error {
+	return tx.Commit()
+}
+
+// placementLoad writes a world into Placement's tables in one
+// transaction, keeping the ids it gave classes, providers and traits.
+type placementLoad struct {
+	tx      *sql.Tx
+	now     string
+	w       *models.World
+	classID map[string]int // resource class → its id
+	id      map[string]int // provider uuid → its id
+	traitID map[string]int // trait → its id
+}
+
+// exec prepares q and lets rows execute it for each row.
+func (l *placementLoad) exec(q string, rows func(st *sql.Stmt) error) error {
+	st, err := l.tx.Prepare(q)
+	if err != nil {
+		return fmt.Errorf("%s: %w", q, err)
+	}
+	defer st.Close()
+	return rows(st)
+}
+
+// classes writes the standard resource classes, then the custom ones the
+// world's inventories name.
+func (l *placementLoad) classes(standards []string) error {
+	now, classID := l.now, l.classID
+	return l.exec("INSERT INTO resource_classes (created_at, id, name) VALUES (?, ?, ?)", func(st *sql.Stmt) error {
 		for i, name := range standards {
 			classID[name] = i
 			if _, err := st.Exec(now, i, name); err != nil {
@@ -109,7 +136,7 @@ func loadPlacementDB(path string, w *models.World, standards []string) error {
 			}
 		}
 		next := 10000 // Placement numbers custom classes from here
-		for _, p := range w.Providers {
+		for _, p := range l.w.Providers {
 			for rc := range p.Inventories {
 				if _, ok := classID[rc]; !ok {
 					classID[rc] = next
@@ -121,16 +148,18 @@ func loadPlacementDB(path string, w *models.World, standards []string) error {
 			}
 		}
 		return nil
-	}); err != nil {
-		return err
-	}
-	id := make(map[string]int, len(w.Providers))
-	for i, p := range w.Providers {
+	})
+}
+
+// providers writes the providers with their roots and parents.
+func (l *placementLoad) providers() error {
+	now, id := l.now, l.id
+	for i, p := range l.w.Providers {
 		id[p.UUID] = i + 1
 	}
-	if err := exec(`INSERT INTO resource_providers (created_at, id, uuid, name, generation, root_provider_id, parent_provider_id)
+	return l.exec(`INSERT INTO resource_providers (created_at, id, uuid, name, generation, root_provider_id, parent_provider_id)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, func(st *sql.Stmt) error {
-		for i, p := range w.Providers {
+		for i, p := range l.w.Providers {
 			root := p.RootUUID
 			if root == "" {
 				root = p.UUID
@@ -144,11 +173,14 @@ func loadPlacementDB(path string, w *models.World, standards []string) error {
 			}
 		}
 		return nil
-	}); err != nil {
-		return err
-	}
-	if err := exec("INSERT INTO placement_aggregates (created_at, id, uuid) VALUES (?, ?, ?)", func(st *sql.Stmt) error {
-		for a, agg := range w.Aggregates {
+	})
+}
+
+// aggregates writes the aggregates and their members.
+func (l *placementLoad) aggregates() error {
+	now, id := l.now, l.id
+	if err := l.exec("INSERT INTO placement_aggregates (created_at, id, uuid) VALUES (?, ?, ?)", func(st *sql.Stmt) error {
+		for a, agg := range l.w.Aggregates {
 			if _, err := st.Exec(now, a+1, agg.UUID); err != nil {
 				return err
 			}
@@ -157,8 +189,8 @@ func loadPlacementDB(path string, w *models.World, standards []string) error {
 	}); err != nil {
 		return err
 	}
-	if err := exec("INSERT OR IGNORE INTO resource_provider_aggregates (created_at, resource_provider_id, aggregate_id) VALUES (?, ?, ?)", func(st *sql.Stmt) error {
-		for a, agg := range w.Aggregates {
+	return l.exec("INSERT OR IGNORE INTO resource_provider_aggregates (created_at, resource_provider_id, aggregate_id) VALUES (?, ?, ?)", func(st *sql.Stmt) error {
+		for a, agg := range l.w.Aggregates {
 			for _, m := range agg.Members {
 				if _, err := st.Exec(now, id[m], a+1); err != nil {
 					return err
@@ -166,12 +198,14 @@ func loadPlacementDB(path string, w *models.World, standards []string) error {
 			}
 		}
 		return nil
-	}); err != nil {
-		return err
-	}
-	traitID := map[string]int{}
-	if err := exec("INSERT INTO traits (created_at, id, name) VALUES (?, ?, ?)", func(st *sql.Stmt) error {
-		for _, p := range w.Providers {
+	})
+}
+
+// traits writes the traits the providers carry, then who carries them.
+func (l *placementLoad) traits() error {
+	now, traitID := l.now, l.traitID
+	if err := l.exec("INSERT INTO traits (created_at, id, name) VALUES (?, ?, ?)", func(st *sql.Stmt) error {
+		for _, p := range l.w.Providers {
 			for _, t := range p.Traits {
 				if _, ok := traitID[t]; !ok {
 					traitID[t] = len(traitID) + 1
@@ -185,8 +219,8 @@ func loadPlacementDB(path string, w *models.World, standards []string) error {
 	}); err != nil {
 		return err
 	}
-	if err := exec("INSERT OR IGNORE INTO resource_provider_traits (created_at, trait_id, resource_provider_id) VALUES (?, ?, ?)", func(st *sql.Stmt) error {
-		for i, p := range w.Providers {
+	return l.exec("INSERT OR IGNORE INTO resource_provider_traits (created_at, trait_id, resource_provider_id) VALUES (?, ?, ?)", func(st *sql.Stmt) error {
+		for i, p := range l.w.Providers {
 			for _, t := range p.Traits {
 				if _, err := st.Exec(now, traitID[t], i+1); err != nil {
 					return err
@@ -194,12 +228,16 @@ func loadPlacementDB(path string, w *models.World, standards []string) error {
 			}
 		}
 		return nil
-	}); err != nil {
-		return err
-	}
-	if err := exec(`INSERT INTO inventories (created_at, resource_provider_id, resource_class_id, total, reserved, min_unit, max_unit, step_size, allocation_ratio)
+	})
+}
+
+// inventories writes the providers' inventories with Placement's
+// defaults for a zero max_unit, min_unit, step_size or ratio.
+func (l *placementLoad) inventories() error {
+	now, classID := l.now, l.classID
+	return l.exec(`INSERT INTO inventories (created_at, resource_provider_id, resource_class_id, total, reserved, min_unit, max_unit, step_size, allocation_ratio)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, func(st *sql.Stmt) error {
-		for i, p := range w.Providers {
+		for i, p := range l.w.Providers {
 			for rc, inv := range p.Inventories {
 				maxUnit := inv.MaxUnit
 				if maxUnit == 0 {
@@ -215,10 +253,7 @@ func loadPlacementDB(path string, w *models.World, standards []string) error {
 			}
 		}
 		return nil
-	}); err != nil {
-		return err
-	}
-	return tx.Commit()
+	})
 }
 
 // startPlacement runs placement-api (wsgiref, one request at a time, as

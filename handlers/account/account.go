@@ -23,36 +23,36 @@ type Handler struct {
 func Register(public, console, api *echo.Group, env *handlers.Env, loginLimit echo.MiddlewareFunc) *Handler {
 	h := &Handler{env: env}
 	public.GET("/login", h.LoginForm)
-	public.POST("/login", h.Login, loginLimit)
-	public.POST("/logout", h.Logout)
+	handlers.Body(handlers.SignInForm, public.POST("/login", h.Login, loginLimit))
+	handlers.Body(handlers.SignInForm, public.POST("/logout", h.Logout))
 
 	c := console
 	c.GET("/", h.Home)
 	c.GET("/tokens", h.Tokens)
-	c.POST("/tokens", h.CreateToken)
+	handlers.Body(handlers.SmallForm, c.POST("/tokens", h.CreateToken))
 	c.GET("/tokens/:id/revoke", h.ConfirmRevokeToken)
-	c.POST("/tokens/:id/revoke", h.RevokeToken)
+	handlers.Body(handlers.SmallForm, c.POST("/tokens/:id/revoke", h.RevokeToken))
 	c.GET("/audit", h.Audit)
 	// A user's own sessions and password live on the Tokens page; each
 	// destructive action has a GET confirmation page for browsers without
 	// JavaScript. The password form checks the current password, so it is
 	// rate-limited like signing in.
-	c.POST("/password", h.ChangePassword, loginLimit)
-	c.POST("/sessions/revoke-others", h.RevokeOtherSessions)
+	handlers.Body(handlers.SignInForm, c.POST("/password", h.ChangePassword, loginLimit))
+	handlers.Body(handlers.SmallForm, c.POST("/sessions/revoke-others", h.RevokeOtherSessions))
 	c.GET("/sessions/:id/revoke", h.ConfirmRevokeSession)
-	c.POST("/sessions/:id/revoke", h.RevokeSession)
+	handlers.Body(handlers.SmallForm, c.POST("/sessions/:id/revoke", h.RevokeSession))
 	admin := handlers.RequireRole(models.RoleAdmin)
 	c.GET("/users", h.Users, admin)
-	c.POST("/users", h.CreateUser, admin)
+	handlers.Body(handlers.SmallForm, c.POST("/users", h.CreateUser, admin))
 	c.GET("/users/:id/sessions/revoke", h.ConfirmSignOutUser, admin)
-	c.POST("/users/:id/sessions/revoke", h.SignOutUser, admin)
+	handlers.Body(handlers.SmallForm, c.POST("/users/:id/sessions/revoke", h.SignOutUser, admin))
 	c.GET("/users/:id", h.ShowUser, admin)
-	c.POST("/users/:id", h.EditUser, admin)
-	c.POST("/users/:id/password", h.SetUserPassword, admin)
+	handlers.Body(handlers.SmallForm, c.POST("/users/:id", h.EditUser, admin))
+	handlers.Body(handlers.SmallForm, c.POST("/users/:id/password", h.SetUserPassword, admin))
 	c.GET("/users/:id/delete", h.ConfirmDeleteUser, admin)
-	c.POST("/users/:id/delete", h.DeleteUser, admin)
+	handlers.Body(handlers.SmallForm, c.POST("/users/:id/delete", h.DeleteUser, admin))
 	c.GET("/users/:id/tokens/:token/revoke", h.ConfirmRevokeUserToken, admin)
-	c.POST("/users/:id/tokens/:token/revoke", h.RevokeUserToken, admin)
+	handlers.Body(handlers.SmallForm, c.POST("/users/:id/tokens/:token/revoke", h.RevokeUserToken, admin))
 
 	api.GET("/whoami", h.WhoAmI)
 	return h

@@ -23,9 +23,9 @@ import (
 func Register(console *echo.Group, env *handlers.Env) {
 	h := &page{env: env}
 	console.GET("/cloud", h.show)
-	console.POST("/cloud/sync", h.syncNow, handlers.RequireRole(models.RoleAdmin))
+	handlers.Body(handlers.SmallForm, console.POST("/cloud/sync", h.syncNow, handlers.RequireRole(models.RoleAdmin)))
 	console.GET("/cloud/drafts/:id", h.plan)
-	console.POST("/cloud/drafts/:id/rollout", h.rollout, handlers.RequireRole(models.RoleAdmin))
+	handlers.Body(handlers.SmallForm, console.POST("/cloud/drafts/:id/rollout", h.rollout, handlers.RequireRole(models.RoleAdmin)))
 }
 
 func isAdmin(c echo.Context) bool {

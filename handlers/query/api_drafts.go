@@ -22,15 +22,15 @@ import (
 // writing needs the admin role, as on the pages.
 func registerDraftsAPI(api *echo.Group, h *Handler, admin echo.MiddlewareFunc) {
 	api.GET("/drafts", h.APIDrafts)
-	api.POST("/drafts", h.APICreateDraft, admin)
+	handlers.Body(handlers.ConsoleJSON, api.POST("/drafts", h.APICreateDraft, admin))
 	api.GET("/drafts/:id", h.APIDraft)
 	api.DELETE("/drafts/:id", h.APIDiscardDraft, admin)
-	api.POST("/drafts/:id/changes", h.APIAddChanges, admin)
+	handlers.Body(handlers.ConsoleJSON, api.POST("/drafts/:id/changes", h.APIAddChanges, admin))
 	api.DELETE("/drafts/:id/changes/:n", h.APIRemoveChange, admin)
-	api.POST("/drafts/:id/preview", h.APIDraftPreview)
+	handlers.Body(handlers.ConsoleJSON, api.POST("/drafts/:id/preview", h.APIDraftPreview))
 	api.GET("/drafts/:id/impact", h.APIImpact)
 	api.GET("/drafts/:id/stranded", h.APIStranded)
-	api.POST("/drafts/:id/apply", h.APIApplyDraft, admin)
+	handlers.Body(handlers.ConsoleJSON, api.POST("/drafts/:id/apply", h.APIApplyDraft, admin))
 }
 
 // draftDoc is a draft as the API shows it.

@@ -21,18 +21,18 @@ import (
 
 func registerDrafts(console *echo.Group, h *Handler, admin echo.MiddlewareFunc) {
 	console.GET("/drafts", h.Drafts)
-	console.POST("/drafts", h.CreateDraft, admin)
+	handlers.Body(handlers.SmallForm, console.POST("/drafts", h.CreateDraft, admin))
 	console.GET("/drafts/:id", h.Draft)
-	console.POST("/drafts/:id/changes", h.AddChange, admin)
-	console.POST("/drafts/:id/changes/:n/delete", h.RemoveChange, admin)
+	handlers.Body(handlers.ListForm, console.POST("/drafts/:id/changes", h.AddChange, admin))
+	handlers.Body(handlers.SmallForm, console.POST("/drafts/:id/changes/:n/delete", h.RemoveChange, admin))
 	console.GET("/drafts/:id/apply", h.ConfirmDraft, admin)
-	console.POST("/drafts/:id/apply", h.ApplyDraft, admin)
+	handlers.Body(handlers.SmallForm, console.POST("/drafts/:id/apply", h.ApplyDraft, admin))
 	console.GET("/drafts/:id/rebase", h.RebaseForm, admin)
-	console.POST("/drafts/:id/rebase", h.Rebase, admin)
+	handlers.Body(handlers.ListForm, console.POST("/drafts/:id/rebase", h.Rebase, admin))
 	console.GET("/drafts/:id/discard", h.ConfirmDraft, admin)
-	console.POST("/drafts/:id/discard", h.DiscardDraft, admin)
+	handlers.Body(handlers.SmallForm, console.POST("/drafts/:id/discard", h.DiscardDraft, admin))
 	console.GET("/drafts/:id/stranded", h.Stranded)
-	console.POST("/drafts/revert", h.RevertDraft, admin)
+	handlers.Body(handlers.ListForm, console.POST("/drafts/revert", h.RevertDraft, admin))
 }
 
 // recentApplied is how many applied drafts the list offers to revert.

@@ -81,7 +81,7 @@ func Register(console, api *echo.Group, env *handlers.Env) *Handler {
 	registerDrafts(console, h, admin)
 	registerInline(console, h, admin)
 	console.GET("/drafts/:id/impact", h.Impact)
-	api.POST("/preview", h.APIPreview)
+	handlers.Body(handlers.ConsoleJSON, api.POST("/preview", h.APIPreview))
 	registerDraftsAPI(api, h, admin)
 	return h
 }

@@ -57,8 +57,8 @@ func Register(console, api *echo.Group, env *handlers.Env) {
 	admin := handlers.RequireRole(models.RoleAdmin)
 	console.GET("/world", h.page, admin)
 	console.GET("/world/export", h.export, admin)
-	console.POST("/world/preview", h.preview, admin)
-	console.POST("/world/apply", h.apply, admin)
+	handlers.Body(MaxWorldUpload+1<<20, console.POST("/world/preview", h.preview, admin))
+	handlers.Body(handlers.SmallForm, console.POST("/world/apply", h.apply, admin))
 	api.GET("/world", h.export, admin)
 }
 

@@ -69,8 +69,15 @@ const (
 	ReservationPrefixID = "resv-"             // reservation ids are resv-0, …
 )
 
+// gen builds one world: the random stream every draw comes from, and what
+// the later steps look up of the earlier ones.
 type gen struct {
-	r *rand.Rand
+	r          *rand.Rand
+	cfg        Config
+	w          *models.World
+	hostIdx    []int // host h's provider index
+	sharingIdx []int // sharing provider s's index
+	budget     int   // aggregates left to make
 }
 
 func (g *gen) uuid() string {
@@ -92,11 +99,24 @@ func (g *gen) project(cfg Config) string {
 
 // Generate builds the world for cfg.
 func Generate(cfg Config) *models.World {
-	g := &gen{r: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))}
-	w := &models.World{Settings: models.DefaultSettings()}
+	g := &gen{r: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)), cfg: cfg,
+		w: &models.World{Settings: models.DefaultSettings()}, budget: cfg.Aggregates}
+	// The steps draw from one stream in this order: every uuid depends on it.
+	g.providers()
+	g.aggregates()
+	g.flavors()
+	g.servers()
+	g.serverGroups()
+	return g.w
+}
+
+// providers makes the hosts, each with its NUMA children, then the sharing
+// providers.
+func (g *gen) providers() {
+	cfg, w := g.cfg, g.w
 	nProv := cfg.Hosts*(1+cfg.ChildrenPerHost) + cfg.SharingProviders
 	w.Providers = make([]models.Provider, 0, nProv)
-	hostIdx := make([]int, cfg.Hosts)
+	g.hostIdx = make([]int, cfg.Hosts)
 	width := len(fmt.Sprint(cfg.Hosts))
 	for h := 0; h < cfg.Hosts; h++ {
 		name := fmt.Sprintf("%s%0*d", HostPrefix, width, h)
@@ -108,7 +128,7 @@ func Generate(cfg Config) *models.World {
 			},
 			Usages: hostUsage(h)}
 		root.RootUUID = root.UUID
-		hostIdx[h] = len(w.Providers)
+		g.hostIdx[h] = len(w.Providers)
 		w.Providers = append(w.Providers, root)
 		ru := root.UUID
 		for c := 0; c < cfg.ChildrenPerHost; c++ {
@@ -116,54 +136,62 @@ func Generate(cfg Config) *models.World {
 			w.Providers = append(w.Providers, child)
 		}
 	}
-	sharingIdx := make([]int, cfg.SharingProviders)
+	g.sharingIdx = make([]int, cfg.SharingProviders)
 	for s := 0; s < cfg.SharingProviders; s++ {
 		p := models.Provider{UUID: g.uuid(), Name: fmt.Sprintf("ss%d", s), Traits: []string{models.TraitSharesViaAggregate}}
 		p.RootUUID = p.UUID
-		sharingIdx[s] = len(w.Providers)
+		g.sharingIdx[s] = len(w.Providers)
 		w.Providers = append(w.Providers, p)
 	}
-	hostUUID := func(h int) string { return w.Providers[hostIdx[h]].UUID }
-	childUUID := func(h, c int) string { return w.Providers[hostIdx[h]+1+c].UUID }
+}
 
-	// block returns n consecutive hosts starting at a random host.
-	block := func(n int) []string {
-		n = min(n, cfg.Hosts)
-		if n <= 0 {
-			return nil
-		}
-		start := g.r.IntN(cfg.Hosts)
-		out := make([]string, n)
-		for i := range out {
-			out[i] = hostUUID((start + i) % cfg.Hosts)
-		}
-		return out
-	}
-	addAgg := func(name string, az *string, md map[string]string, members []string) {
-		w.Aggregates = append(w.Aggregates, models.Aggregate{ID: int64(len(w.Aggregates) + 1), UUID: g.uuid(),
-			Name: name, AvailabilityZone: az, Metadata: md, Members: members})
-	}
+func (g *gen) hostUUID(h int) string     { return g.w.Providers[g.hostIdx[h]].UUID }
+func (g *gen) childUUID(h, c int) string { return g.w.Providers[g.hostIdx[h]+1+c].UUID }
 
-	budget := cfg.Aggregates
-	take := func(n int) int {
-		n = max(min(n, budget), 0)
-		budget -= n
-		return n
+// block returns n consecutive hosts starting at a random host.
+func (g *gen) block(n int) []string {
+	n = min(n, g.cfg.Hosts)
+	if n <= 0 {
+		return nil
 	}
+	start := g.r.IntN(g.cfg.Hosts)
+	out := make([]string, n)
+	for i := range out {
+		out[i] = g.hostUUID((start + i) % g.cfg.Hosts)
+	}
+	return out
+}
+
+func (g *gen) addAgg(name string, az *string, md map[string]string, members []string) {
+	g.w.Aggregates = append(g.w.Aggregates, models.Aggregate{ID: int64(len(g.w.Aggregates) + 1), UUID: g.uuid(),
+		Name: name, AvailabilityZone: az, Metadata: md, Members: members})
+}
+
+// take spends up to n of the aggregate budget and returns how many.
+func (g *gen) take(n int) int {
+	n = max(min(n, g.budget), 0)
+	g.budget -= n
+	return n
+}
+
+// aggregates spends cfg.Aggregates: zones, tenant aggregates,
+// reservations, storage, the isolated aggregate, then extra-spec ones.
+func (g *gen) aggregates() {
+	cfg, w := g.cfg, g.w
 	// Availability zones partition the hosts.
-	nAZ := take(cfg.AZs)
+	nAZ := g.take(cfg.AZs)
 	for z := 0; z < nAZ; z++ {
 		az := fmt.Sprintf("az%d", z)
 		var members []string
 		for h := z; h < cfg.Hosts; h += nAZ {
-			members = append(members, hostUUID(h))
+			members = append(members, g.hostUUID(h))
 		}
-		addAgg("zone-"+az, &az, map[string]string{"availability_zone": az}, members)
+		g.addAgg("zone-"+az, &az, map[string]string{"availability_zone": az}, members)
 	}
 	// Tenant aggregates: one project per key (what the placement pre-filter
 	// sees); every tenth also names a second project under a suffixed key,
 	// and every twenty-fifth uses a comma list (seen by the post-filter only).
-	nTen := take(cfg.TenantAggregates)
+	nTen := g.take(cfg.TenantAggregates)
 	for i := 0; i < nTen; i++ {
 		md := map[string]string{"filter_tenant_id": g.project(cfg)}
 		if i%10 == 0 {
@@ -172,36 +200,42 @@ func Generate(cfg Config) *models.World {
 		if i%25 == 0 {
 			md["filter_tenant_id_list"] = g.project(cfg) + "," + g.project(cfg)
 		}
-		addAgg(fmt.Sprintf("tenant-%d", i), nil, md, block(5+g.r.IntN(25)))
+		g.addAgg(fmt.Sprintf("tenant-%d", i), nil, md, g.block(5+g.r.IntN(25)))
 	}
 	// Reservations: the free pool plus one aggregate per reservation.
-	nRes := take(cfg.ReservationAggregates)
+	nRes := g.take(cfg.ReservationAggregates)
 	for i := 0; i < nRes; i++ {
 		if i == 0 {
-			addAgg(FreePool, nil, map[string]string{ReservationPrefix + FreePool: FreePool}, block(max(cfg.Hosts/50, 1)))
+			g.addAgg(FreePool, nil, map[string]string{ReservationPrefix + FreePool: FreePool}, g.block(max(cfg.Hosts/50, 1)))
 			continue
 		}
 		id := fmt.Sprintf("%s%d", ReservationPrefixID, i-1)
 		owner := g.project(cfg)
-		addAgg("reservation-"+id, nil, map[string]string{ReservationPrefix + id: id, "blazar:owner": owner,
-			"filter_tenant_id": owner}, block(1+g.r.IntN(8)))
+		g.addAgg("reservation-"+id, nil, map[string]string{ReservationPrefix + id: id, "blazar:owner": owner,
+			"filter_tenant_id": owner}, g.block(1+g.r.IntN(8)))
 	}
 	// Storage: each sharing provider with a block of hosts.
-	nSto := take(cfg.SharingProviders)
+	nSto := g.take(cfg.SharingProviders)
 	for s := 0; s < nSto; s++ {
-		members := append(block(max(cfg.Hosts/max(cfg.SharingProviders, 1), 2)), w.Providers[sharingIdx[s]].UUID)
-		addAgg(fmt.Sprintf("storage-%d", s), nil, map[string]string{"storage_backend": "ceph"}, members)
+		members := append(g.block(max(cfg.Hosts/max(cfg.SharingProviders, 1), 2)), w.Providers[g.sharingIdx[s]].UUID)
+		g.addAgg(fmt.Sprintf("storage-%d", s), nil, map[string]string{"storage_backend": "ceph"}, members)
 	}
 	// The isolated aggregate.
-	if take(1) == 1 {
-		addAgg(WindowsAggregate, nil, map[string]string{"trait:" + WindowsTrait: "required", "os": "windows"}, block(max(cfg.Hosts/100, 1)))
+	if g.take(1) == 1 {
+		g.addAgg(WindowsAggregate, nil, map[string]string{"trait:" + WindowsTrait: "required", "os": "windows"}, g.block(max(cfg.Hosts/100, 1)))
 	}
-	// Extra-spec style aggregates; one in ten groups child providers (GPUs
-	// on NUMA nodes) rather than hosts.
+	g.specAggregates()
+}
+
+// specAggregates spends the rest of the budget on extra-spec style
+// aggregates; one in ten groups child providers (GPUs on NUMA nodes)
+// rather than hosts.
+func (g *gen) specAggregates() {
+	cfg := g.cfg
 	gpus := []string{"a100", "h100", "l40s"}
 	families := []string{"skylake", "icelake", "sapphirerapids"}
-	for i := 0; budget > 0; i++ {
-		take(1)
+	for i := 0; g.budget > 0; i++ {
+		g.take(1)
 		var md map[string]string
 		switch i % 5 {
 		case 0:
@@ -219,16 +253,18 @@ func Generate(cfg Config) *models.World {
 		if i%10 == 9 && cfg.ChildrenPerHost > 0 {
 			n := 10 + g.r.IntN(40)
 			for j := 0; j < n; j++ {
-				members = append(members, childUUID(g.r.IntN(cfg.Hosts), g.r.IntN(cfg.ChildrenPerHost)))
+				members = append(members, g.childUUID(g.r.IntN(cfg.Hosts), g.r.IntN(cfg.ChildrenPerHost)))
 			}
 			members = uniq(members)
 		} else {
-			members = block(10 + g.r.IntN(60))
+			members = g.block(10 + g.r.IntN(60))
 		}
-		addAgg(fmt.Sprintf("spec-%d", i), nil, md, members)
+		g.addAgg(fmt.Sprintf("spec-%d", i), nil, md, members)
 	}
+}
 
-	// Flavors: the well-known ones, then plain sizes.
+// flavors makes the well-known flavors, then plain sizes.
+func (g *gen) flavors() {
 	fixed := []models.Flavor{
 		{Name: FlavorSmall, VCPUs: 1, RAMMB: 2048, DiskGB: 20},
 		{Name: FlavorSSD, VCPUs: 2, RAMMB: 4096, DiskGB: 40, ExtraSpecs: map[string]string{"aggregate_instance_extra_specs:ssd": "true"}},
@@ -236,7 +272,7 @@ func Generate(cfg Config) *models.World {
 		{Name: FlavorWindows, VCPUs: 2, RAMMB: 8192, DiskGB: 80, ExtraSpecs: map[string]string{"trait:" + WindowsTrait: "required"}},
 		{Name: FlavorGPU, VCPUs: 16, RAMMB: 65536, DiskGB: 200, ExtraSpecs: map[string]string{"aggregate_instance_extra_specs:gpu": "<in> a100"}},
 	}
-	for i := 0; i < cfg.Flavors; i++ {
+	for i := 0; i < g.cfg.Flavors; i++ {
 		var f models.Flavor
 		if i < len(fixed) {
 			f = fixed[i]
@@ -248,16 +284,24 @@ func Generate(cfg Config) *models.World {
 		if f.ExtraSpecs == nil {
 			f.ExtraSpecs = map[string]string{}
 		}
-		w.Flavors = append(w.Flavors, f)
+		g.w.Flavors = append(g.w.Flavors, f)
 	}
+}
 
-	// Servers spread over hosts; server groups draw members from them.
+// servers spreads the servers over the hosts.
+func (g *gen) servers() {
+	cfg, w := g.cfg, g.w
 	w.Servers = make([]models.Server, 0, cfg.Servers)
 	for i := 0; i < cfg.Servers && cfg.Hosts > 0; i++ {
 		h := g.r.IntN(cfg.Hosts)
 		w.Servers = append(w.Servers, models.Server{UUID: g.uuid(), Name: fmt.Sprintf("vm-%d", i),
-			ProjectID: g.project(cfg), UserID: "user-1", Host: w.Providers[hostIdx[h]].Name})
+			ProjectID: g.project(cfg), UserID: "user-1", Host: w.Providers[g.hostIdx[h]].Name})
 	}
+}
+
+// serverGroups makes the server groups, drawing members from the servers.
+func (g *gen) serverGroups() {
+	cfg, w := g.cfg, g.w
 	policies := []string{models.PolicyAntiAffinity, models.PolicyAffinity, models.PolicySoftAntiAffinity, models.PolicySoftAffinity}
 	// A server is in at most one group, as in Nova. A draw that hits a
 	// server an earlier group holds is skipped rather than redrawn, so the
@@ -284,7 +328,6 @@ func Generate(cfg Config) *models.World {
 		grp.Members = members
 		w.ServerGroups = append(w.ServerGroups, grp)
 	}
-	return w
 }
 
 func uniq(s []string) []string {

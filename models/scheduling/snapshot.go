@@ -60,7 +60,7 @@ type Snapshot struct {
 	// azAggs maps an availability zone to its aggregates.
 	azAggs map[string][]int32
 
-	// impact is the impact matrix's index of this snapshot (impact.go).
+	// impact is the impact matrix's index of this snapshot (impact_index.go).
 	impact impactCache
 }
 

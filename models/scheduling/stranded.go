@@ -63,12 +63,72 @@ func Strandings(live, draft *Snapshot) (*Stranding, error) {
 		return nil, err
 	}
 	out := &Stranding{Servers: []StrandedServer{}, Groups: []BrokenGroup{}}
-	// Flavor parts of both worlds, by the draft's flavors; live first, as
-	// a derived draft index builds on them.
-	flavors := make([]string, len(draft.world.Flavors))
-	for i, f := range draft.world.Flavors {
-		flavors[i] = f.Name
+	sc, err := newStrandingScan(draft, lx, dx)
+	if err != nil {
+		return nil, err
 	}
+	// A draft that shares live's servers finds their hosts in live's
+	// index, worked out once per snapshot.
+	var serverPos []int32
+	if sc.aligned && sc.sameTenancy && sameSlice(draft.world.Servers, live.world.Servers) {
+		serverPos = lx.serverPositions()
+	}
+	for si := range draft.world.Servers {
+		if err := sc.checkServer(out, &draft.world.Servers[si], si, serverPos); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(out.Servers, func(a, b StrandedServer) int {
+		return cmp.Or(strings.Compare(a.Host, b.Host), strings.Compare(a.Name, b.Name))
+	})
+	groups, gerr := brokenGroups(live, draft, lx, dx, sc.lf, sc.df, sc.sameTenancy)
+	if gerr != nil {
+		return nil, gerr
+	}
+	out.Groups = groups
+	return out, nil
+}
+
+// strandingScan is what Strandings knows of the two worlds while it
+// judges the draft's servers one by one.
+type strandingScan struct {
+	lx, dx *impactIndex
+	// flavors are the draft's flavor names; lf and df their parts in live
+	// and in the draft.
+	flavors     []string
+	lf, df      []placement.Bitset
+	sameTenancy bool
+	// aligned: the draft's index derives from live's, so hosts sit at the
+	// same positions in both; changed then marks the hosts where some
+	// flavor's verdict or the zone differs.
+	aligned bool
+	changed placement.Bitset
+	byHost  map[string]*hostFits
+	parts   map[string]*projectParts
+}
+
+// hostFits is what a host offers in both worlds, judged once per host,
+// not per server.
+type hostFits struct {
+	lh, dh               int
+	ok                   bool
+	live, draft, lost    []string
+	zoneMoved, anyFlavor bool
+}
+
+// projectParts are a project's parts in live and in the draft.
+type projectParts struct{ live, draft placement.Bitset }
+
+// newStrandingScan computes the flavor parts of both worlds (live first,
+// as a derived draft index builds on them) and, when the indexes are
+// aligned, the hosts whose offer changed.
+func newStrandingScan(draft *Snapshot, lx, dx *impactIndex) (*strandingScan, error) {
+	sc := &strandingScan{lx: lx, dx: dx, byHost: map[string]*hostFits{}, parts: map[string]*projectParts{}}
+	sc.flavors = make([]string, len(draft.world.Flavors))
+	for i, f := range draft.world.Flavors {
+		sc.flavors[i] = f.Name
+	}
+	flavors := sc.flavors
 	lf, df := make([]placement.Bitset, len(flavors)), make([]placement.Bitset, len(flavors))
 	errs := make([]error, 2*len(flavors))
 	var liveJobs, draftJobs []func()
@@ -81,194 +141,186 @@ func Strandings(live, draft *Snapshot) (*Stranding, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	type projectParts struct{ live, draft placement.Bitset }
-	parts := map[string]*projectParts{}
-	partOf := func(p string) (*projectParts, error) {
-		if pp, ok := parts[p]; ok {
-			return pp, nil
-		}
-		l, err := lx.projectPart(p)
-		if err != nil {
-			return nil, err
-		}
-		d, err := dx.projectPart(p)
-		if err != nil {
-			return nil, err
-		}
-		pp := &projectParts{l, d}
-		parts[p] = pp
-		return pp, nil
-	}
-	sameTenancy := lx.tenantSig == dx.tenantSig
-	// When the draft's index derives from live's, hosts sit at the same
-	// positions in both, and the hosts where some flavor's verdict or the
-	// zone differs can be marked at once: a server elsewhere keeps what
-	// it had (unless tenancy changed, which is judged per project).
-	aligned := dx.base == lx
-	var changed placement.Bitset
-	if aligned {
-		changed = placement.NewBitset(len(lx.names))
+	sc.lf, sc.df = lf, df
+	sc.sameTenancy = lx.tenantSig == dx.tenantSig
+	// A server on a host not in changed keeps what it had (unless tenancy
+	// changed, which is judged per project).
+	sc.aligned = dx.base == lx
+	if sc.aligned {
+		sc.changed = placement.NewBitset(len(lx.names))
 		for j := range flavors {
 			if !same(lf[j], df[j]) {
-				for w := range changed {
-					changed[w] |= lf[j][w] ^ df[j][w]
+				for w := range sc.changed {
+					sc.changed[w] |= lf[j][w] ^ df[j][w]
 				}
 			}
 		}
 		dx.affected.Each(func(i int) {
 			if lx.zones[i] != dx.zones[i] {
-				changed.Set(i)
+				sc.changed.Set(i)
 			}
 		})
 	}
-	fits := func(sets []placement.Bitset, h int) []string {
-		var names []string
-		for j, b := range sets {
-			if b != nil && b.Has(h) {
-				names = append(names, flavors[j])
-			}
-		}
-		return names
+	return sc, nil
+}
+
+// partOf is project p's parts in both worlds, computed once.
+func (sc *strandingScan) partOf(p string) (*projectParts, error) {
+	if pp, ok := sc.parts[p]; ok {
+		return pp, nil
 	}
-	// What the host offers is judged once per host, not per server.
-	type hostFits struct {
-		lh, dh               int
-		ok                   bool
-		live, draft, lost    []string
-		zoneMoved, anyFlavor bool
+	l, err := sc.lx.projectPart(p)
+	if err != nil {
+		return nil, err
 	}
-	byHost := map[string]*hostFits{}
-	judgeHost := func(name string) *hostFits {
-		if hf, ok := byHost[name]; ok {
-			return hf
+	d, err := sc.dx.projectPart(p)
+	if err != nil {
+		return nil, err
+	}
+	pp := &projectParts{l, d}
+	sc.parts[p] = pp
+	return pp, nil
+}
+
+// fits names the flavors whose part in sets holds host h.
+func (sc *strandingScan) fits(sets []placement.Bitset, h int) []string {
+	var names []string
+	for j, b := range sets {
+		if b != nil && b.Has(h) {
+			names = append(names, sc.flavors[j])
 		}
-		hf := &hostFits{}
-		byHost[name] = hf
-		lh, dh := lx.position(name), dx.position(name)
-		if lh < 0 || dh < 0 {
-			return hf
-		}
-		hf.ok, hf.lh, hf.dh = true, lh, dh
-		// Most hosts offer the same flavors in both worlds: compare bits
-		// before naming anything.
-		same := true
-		for j := range flavors {
-			if lf[j].Has(lh) != df[j].Has(dh) {
-				same = false
-				break
-			}
-		}
-		hf.zoneMoved = lx.zones[lh] != dx.zones[dh]
-		for j := range flavors {
-			if lf[j].Has(lh) {
-				hf.anyFlavor = true
-				break
-			}
-		}
-		if same && !hf.zoneMoved && sameTenancy {
-			return hf
-		}
-		hf.live, hf.draft = fits(lf, lh), fits(df, dh)
-		for _, f := range hf.live {
-			if !slices.Contains(hf.draft, f) {
-				hf.lost = append(hf.lost, f)
-			}
-		}
+	}
+	return names
+}
+
+// judgeHost is what host name offers in both worlds; the flavors are
+// named only when its offer or zone changed, or tenancy did.
+func (sc *strandingScan) judgeHost(name string) *hostFits {
+	if hf, ok := sc.byHost[name]; ok {
 		return hf
 	}
-	// A draft that shares live's servers finds their hosts in live's
-	// index, worked out once per snapshot.
-	var serverPos []int32
-	if aligned && sameTenancy && sameSlice(draft.world.Servers, live.world.Servers) {
-		serverPos = lx.serverPositions()
+	lx, dx, lf, df := sc.lx, sc.dx, sc.lf, sc.df
+	hf := &hostFits{}
+	sc.byHost[name] = hf
+	lh, dh := lx.position(name), dx.position(name)
+	if lh < 0 || dh < 0 {
+		return hf
 	}
-	for si, srv := range draft.world.Servers {
-		if srv.Host == "" {
-			continue
-		}
-		if aligned && sameTenancy {
-			var h int
-			if serverPos != nil {
-				h = int(serverPos[si])
-			} else {
-				h = lx.position(srv.Host)
-			}
-			if h < 0 {
-				continue
-			}
-			out.Checked++
-			if !changed.Has(h) {
-				continue // nothing about the host changed
-			}
-		}
-		hf := judgeHost(srv.Host)
-		if !hf.ok {
-			continue
-		}
-		if !aligned || !sameTenancy {
-			out.Checked++
-		}
-		lh, dh := hf.lh, hf.dh
-		if !hf.anyFlavor {
-			continue // no flavor fits the host on live data either
-		}
-		if sameTenancy && hf.live == nil {
-			continue // nothing about the host changed
-		}
-		liveFits := hf.live
-		// When tenant isolation reads the same in both worlds, the
-		// project may use the same hosts in both: its parts are not
-		// needed (computing them for 2,000 projects is most of the work).
-		pp := &projectParts{}
-		if !sameTenancy {
-			var err error
-			if pp, err = partOf(srv.ProjectID); err != nil {
-				return nil, err
-			}
-			if !pp.live.Has(lh) {
-				continue // not eligible on live data either: nothing the draft did
-			}
-		}
-		if hf.live == nil {
-			hf.live, hf.draft = fits(lf, lh), fits(df, dh)
-			for _, f := range hf.live {
-				if !slices.Contains(hf.draft, f) {
-					hf.lost = append(hf.lost, f)
-				}
-			}
-			liveFits = hf.live
-		}
-		reason := ""
-		lostFlavors := hf.lost
-		draftFits := hf.draft
-		switch {
-		case !sameTenancy && !pp.draft.Has(dh):
-			reason = fmt.Sprintf("project %s may no longer use host %s (tenant isolation: the host's aggregates no longer admit it)", srv.ProjectID, srv.Host)
-		case len(draftFits) == 0:
-			reason = fmt.Sprintf("no flavor may land on host %s any more (extra specs or reservations); live data allowed %s", srv.Host, listNames(liveFits, 5))
-		case hf.zoneMoved:
-			reason = fmt.Sprintf("host %s moves from zone %s to zone %s; servers that asked for %s no longer fit it", srv.Host, lx.zones[lh], dx.zones[dh], lx.zones[lh])
-		case len(lostFlavors) > 0:
-			reason = fmt.Sprintf("if it runs %s: that flavor may no longer land on host %s (extra specs or reservations)", listNames(lostFlavors, 5), srv.Host)
-		default:
-			lostFlavors = nil
-		}
-		if reason != "" {
-			if len(draftFits) == 0 || !sameTenancy && !pp.draft.Has(dh) {
-				lostFlavors = nil
-			}
-			out.Servers = append(out.Servers, StrandedServer{UUID: srv.UUID, Name: srv.Name, Project: srv.ProjectID, Host: srv.Host, Reason: reason, Flavors: lostFlavors})
+	hf.ok, hf.lh, hf.dh = true, lh, dh
+	// Most hosts offer the same flavors in both worlds: compare bits
+	// before naming anything.
+	same := true
+	for j := range sc.flavors {
+		if lf[j].Has(lh) != df[j].Has(dh) {
+			same = false
+			break
 		}
 	}
-	slices.SortFunc(out.Servers, func(a, b StrandedServer) int {
-		return cmp.Or(strings.Compare(a.Host, b.Host), strings.Compare(a.Name, b.Name))
-	})
-	groups, gerr := brokenGroups(live, draft, lx, dx, lf, df, sameTenancy)
-	if gerr != nil {
-		return nil, gerr
+	hf.zoneMoved = lx.zones[lh] != dx.zones[dh]
+	for j := range sc.flavors {
+		if lf[j].Has(lh) {
+			hf.anyFlavor = true
+			break
+		}
 	}
-	out.Groups = groups
-	return out, nil
+	if same && !hf.zoneMoved && sc.sameTenancy {
+		return hf
+	}
+	sc.nameFlavors(hf)
+	return hf
+}
+
+// nameFlavors names the flavors hf's host offers in both worlds and those
+// it loses.
+func (sc *strandingScan) nameFlavors(hf *hostFits) {
+	hf.live, hf.draft = sc.fits(sc.lf, hf.lh), sc.fits(sc.df, hf.dh)
+	for _, f := range hf.live {
+		if !slices.Contains(hf.draft, f) {
+			hf.lost = append(hf.lost, f)
+		}
+	}
+}
+
+// checkServer judges the draft's server srv (the si-th; serverPos, when
+// set, holds each server's host position in live's index) and adds it to
+// out when the draft strands it.
+func (sc *strandingScan) checkServer(out *Stranding, srv *models.Server, si int, serverPos []int32) error {
+	if srv.Host == "" {
+		return nil
+	}
+	if sc.aligned && sc.sameTenancy {
+		var h int
+		if serverPos != nil {
+			h = int(serverPos[si])
+		} else {
+			h = sc.lx.position(srv.Host)
+		}
+		if h < 0 {
+			return nil
+		}
+		out.Checked++
+		if !sc.changed.Has(h) {
+			return nil // nothing about the host changed
+		}
+	}
+	hf := sc.judgeHost(srv.Host)
+	if !hf.ok {
+		return nil
+	}
+	if !sc.aligned || !sc.sameTenancy {
+		out.Checked++
+	}
+	if !hf.anyFlavor {
+		return nil // no flavor fits the host on live data either
+	}
+	if sc.sameTenancy && hf.live == nil {
+		return nil // nothing about the host changed
+	}
+	// When tenant isolation reads the same in both worlds, the
+	// project may use the same hosts in both: its parts are not
+	// needed (computing them for 2,000 projects is most of the work).
+	pp := &projectParts{}
+	if !sc.sameTenancy {
+		var err error
+		if pp, err = sc.partOf(srv.ProjectID); err != nil {
+			return err
+		}
+		if !pp.live.Has(hf.lh) {
+			return nil // not eligible on live data either: nothing the draft did
+		}
+	}
+	if hf.live == nil {
+		sc.nameFlavors(hf)
+	}
+	if reason, lost := sc.strandReason(srv, hf, pp); reason != "" {
+		out.Servers = append(out.Servers, StrandedServer{UUID: srv.UUID, Name: srv.Name, Project: srv.ProjectID, Host: srv.Host, Reason: reason, Flavors: lost})
+	}
+	return nil
+}
+
+// strandReason says why the draft strands srv on hf's host ("" when it
+// does not), and the flavors it is stranded with when only they are.
+func (sc *strandingScan) strandReason(srv *models.Server, hf *hostFits, pp *projectParts) (reason string, lostFlavors []string) {
+	lx, dx, lh, dh := sc.lx, sc.dx, hf.lh, hf.dh
+	liveFits := hf.live
+	lostFlavors = hf.lost
+	draftFits := hf.draft
+	switch {
+	case !sc.sameTenancy && !pp.draft.Has(dh):
+		reason = fmt.Sprintf("project %s may no longer use host %s (tenant isolation: the host's aggregates no longer admit it)", srv.ProjectID, srv.Host)
+	case len(draftFits) == 0:
+		reason = fmt.Sprintf("no flavor may land on host %s any more (extra specs or reservations); live data allowed %s", srv.Host, listNames(liveFits, 5))
+	case hf.zoneMoved:
+		reason = fmt.Sprintf("host %s moves from zone %s to zone %s; servers that asked for %s no longer fit it", srv.Host, lx.zones[lh], dx.zones[dh], lx.zones[lh])
+	case len(lostFlavors) > 0:
+		reason = fmt.Sprintf("if it runs %s: that flavor may no longer land on host %s (extra specs or reservations)", listNames(lostFlavors, 5), srv.Host)
+	default:
+		return "", nil
+	}
+	if len(draftFits) == 0 || !sc.sameTenancy && !pp.draft.Has(dh) {
+		lostFlavors = nil
+	}
+	return reason, lostFlavors
 }
 
 // brokenGroups lists the hard-policy server groups the draft breaks. A

@@ -36,7 +36,6 @@ var sizeExceptions = map[string]string{
 	"models/scheduling/changes_between.go": "split pending: ChangesBetween",
 	"models/scheduling/request_filters.go": "split pending: Snapshot.runRequestFilters",
 	"models/store/demo.go":                 "split pending: DemoWorld",
-	"models/store/drafts.go":               "split pending",
 	"models/store/world.go":                "split pending: load, import, validate",
 	"models/worldjson.go":                  "split pending: DecodeWorldJSON",
 }

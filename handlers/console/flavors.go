@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/forms"
 	"corral/handlers/layout"
 	"corral/models"
 	"corral/models/scheduling"
@@ -221,16 +222,13 @@ func (h *Handler) FlavorUpdate(c echo.Context) error {
 	if fl == nil {
 		return retryForm(c, back, "flavor", f.Errors, "")
 	}
-	next, err := h.store().UpdateFlavor(c.Request().Context(), handlers.Actor(c), cur.ID, f.Generation, func(x *models.Flavor) error {
-		x.Name, x.VCPUs, x.RAMMB, x.DiskGB, x.ExtraSpecs = fl.Name, fl.VCPUs, fl.RAMMB, fl.DiskGB, fl.ExtraSpecs
-		return nil
-	})
+	next, err := h.saveFlavor(c, cur, fl, f.Generation)
 	if err != nil {
 		if !userError(err) {
 			return err
 		}
 		return retryForm(c, back, "flavor",
-			placeError(err, map[string]string{"name": "name", "vcpus": "vcpus", "ram_mb": "ram_mb", "disk_gb": "disk_gb"}), "")
+			placeError(err, map[string]string{"name": "name", "vcpus": "vcpus", "ram_mb": "ram_mb", "disk_gb": "disk_gb", "key": ""}), "")
 	}
 	added, changed, removed := diffMaps(cur.ExtraSpecs, next.ExtraSpecs)
 	sizeChanged := cur.Name != next.Name || cur.VCPUs != next.VCPUs || cur.RAMMB != next.RAMMB || cur.DiskGB != next.DiskGB
@@ -245,6 +243,54 @@ func (h *Handler) FlavorUpdate(c echo.Context) error {
 		handlers.AddFlash(c, handlers.FlashWarning, fmt.Sprintf("Saved with %s about its extra specs; see below.", views.Plural(n, "warning", "warnings")))
 	}
 	return redirectFlash(c, handlers.FlashSuccess, msg+".", "/flavors/"+url.PathEscape(next.ID))
+}
+
+// saveFlavor writes the flavor form. Extra specs are read by
+// forms.FlavorSpecs and go through the one write path; a new name or size
+// is written directly, as no change names it yet.
+func (h *Handler) saveFlavor(c echo.Context, cur, fl *models.Flavor, gen int64) (*models.Flavor, error) {
+	if fl.Name != cur.Name || fl.VCPUs != cur.VCPUs || fl.RAMMB != cur.RAMMB || fl.DiskGB != cur.DiskGB {
+		return h.store().UpdateFlavor(c.Request().Context(), handlers.Actor(c), cur.ID, gen, func(x *models.Flavor) error {
+			x.Name, x.VCPUs, x.RAMMB, x.DiskGB, x.ExtraSpecs = fl.Name, fl.VCPUs, fl.RAMMB, fl.DiskGB, fl.ExtraSpecs
+			return nil
+		})
+	}
+	snap, err := h.snapshot(c)
+	if err != nil {
+		return nil, err
+	}
+	params, _ := c.FormParams()
+	read := forms.FlavorSpecs(params, cur, snap.World().Settings)
+	if err := forms.CheckGeneration("flavor", cur.Name, gen, cur.Generation); err != nil {
+		return nil, err
+	}
+	if read.Refused() {
+		return nil, read.Err()
+	}
+	if _, err := h.apply(c, read.Changes); err != nil {
+		return nil, err
+	}
+	next := *cur
+	next.ExtraSpecs = fl.ExtraSpecs
+	return &next, nil
+}
+
+func diffMaps(a, b map[string]string) (added, changed, removed int) {
+	for k, v := range b {
+		old, ok := a[k]
+		switch {
+		case !ok:
+			added++
+		case old != v:
+			changed++
+		}
+	}
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			removed++
+		}
+	}
+	return
 }
 
 // FlavorSpecsValidate checks extra specs as they are typed

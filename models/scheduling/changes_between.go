@@ -46,6 +46,9 @@ func ChangesBetween(a, b *models.World) []Change {
 			}
 			continue
 		}
+		if x.Name != y.Name {
+			out = append(out, Change{Op: OpRenameAggregate, Aggregate: y.UUID, Value: y.Name})
+		}
 		if az := zoneOf(y); zoneOf(x) != az {
 			out = append(out, Change{Op: OpSetZone, Aggregate: y.UUID, AvailabilityZone: &az})
 		}

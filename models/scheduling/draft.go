@@ -22,6 +22,7 @@ const (
 	OpDeleteAggregate   = "delete_aggregate"   // aggregate
 	OpSetSettings       = "set_settings"       // settings
 	OpSetZone           = "set_zone"           // aggregate, availability_zone ("" or absent clears it)
+	// OpRenameAggregate is in draft_compute.go.
 
 	OpSetExtraSpec      = "set_extra_spec"      // flavor, key, value
 	OpUnsetExtraSpec    = "unset_extra_spec"    // flavor, key
@@ -39,7 +40,7 @@ const (
 // describes them.
 var Ops = []string{
 	OpSetMetadata, OpUnsetMetadata, OpAddTenant, OpRemoveTenant, OpAddReservation, OpRemoveReservation,
-	OpAddMember, OpRemoveMember, OpCreateAggregate, OpDeleteAggregate, OpSetZone, OpSetSettings,
+	OpAddMember, OpRemoveMember, OpCreateAggregate, OpDeleteAggregate, OpSetZone, OpRenameAggregate, OpSetSettings,
 	OpSetExtraSpec, OpUnsetExtraSpec, OpCreateServerGroup, OpDeleteServerGroup, OpAddGroupMember, OpRemoveGroupMember,
 	OpAddTrait, OpRemoveTrait, OpSetInventory, OpDeleteInventory,
 }
@@ -147,6 +148,8 @@ func ApplyChanges(w *models.World, changes []Change) (*models.World, error) {
 			err = applyGroupChange(&out, c, at)
 		case editsProvider(c.Op):
 			err = applyProviderChange(provs, c, at)
+		case c.Op == OpRenameAggregate:
+			err = applyRename(&out, c, at)
 		default:
 			err = applyChange(&out, provs, c, at)
 		}

@@ -279,6 +279,8 @@ func DescribeChange(c Change) string {
 			return "clear the zone of aggregate " + c.Aggregate
 		}
 		return fmt.Sprintf("put aggregate %s in zone %s", c.Aggregate, *c.AvailabilityZone)
+	case OpRenameAggregate:
+		return fmt.Sprintf("rename aggregate %s to %s", c.Aggregate, c.Value)
 	case OpSetSettings:
 		return "change settings: " + describeSettings(c.Settings)
 	case OpSetExtraSpec:

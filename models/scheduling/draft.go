@@ -219,6 +219,7 @@ func applyChange(w *models.World, provs map[string]*models.Provider, c Change, a
 			id = max(id, a.ID)
 		}
 		a := cloneAggregate(models.Aggregate{ID: id + 1, UUID: u, Name: c.Aggregate, AvailabilityZone: c.AvailabilityZone, Metadata: c.Metadata})
+		syncZone(&a, a.AvailabilityZone != nil)
 		w.Aggregates = append(w.Aggregates, a)
 		return nil
 	}
@@ -236,16 +237,23 @@ func applyChange(w *models.World, provs map[string]*models.Provider, c Change, a
 			z := *c.AvailabilityZone
 			agg.AvailabilityZone = &z
 		}
+		syncZone(agg, true)
 	case OpSetMetadata:
 		if c.Key == "" {
 			return models.E(models.Invalid, at+".key", "set_metadata needs a key")
 		}
 		agg.Metadata[c.Key] = c.Value
+		if c.Key == "availability_zone" {
+			syncZone(agg, false)
+		}
 	case OpUnsetMetadata:
 		if _, ok := agg.Metadata[c.Key]; !ok {
 			return models.E(models.Invalid, at+".key", "aggregate %s has no metadata key %q", agg.Name, c.Key)
 		}
 		delete(agg.Metadata, c.Key)
+		if c.Key == "availability_zone" {
+			syncZone(agg, false)
+		}
 	case OpAddTenant:
 		if err := CheckTag("project", c.Project); err != nil {
 			err.Field = at + ".project"

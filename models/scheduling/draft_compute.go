@@ -30,3 +30,27 @@ func applyRename(w *models.World, c Change, at string) error {
 	agg.Name = c.Value
 	return nil
 }
+
+// syncZone keeps an aggregate's zone and Nova's availability_zone metadata
+// key in step, as the store does: after the zone field changed, the key
+// follows it; after the metadata changed, the field follows the key.
+func syncZone(a *models.Aggregate, fieldChanged bool) {
+	const key = "availability_zone"
+	if a.Metadata == nil {
+		a.Metadata = map[string]string{}
+	}
+	switch {
+	case fieldChanged && a.AvailabilityZone != nil && *a.AvailabilityZone != "":
+		a.Metadata[key] = *a.AvailabilityZone
+	case fieldChanged:
+		a.AvailabilityZone = nil
+		delete(a.Metadata, key)
+	default:
+		if v := a.Metadata[key]; v != "" {
+			a.AvailabilityZone = &v
+		} else {
+			delete(a.Metadata, key)
+			a.AvailabilityZone = nil
+		}
+	}
+}

@@ -122,7 +122,9 @@ func applyGroupChange(w *models.World, c Change, at string) error {
 			if g.UUID == u {
 				return models.E(models.Invalid, at+".uuid", "server group %s already exists", u)
 			}
-			if g.Name == c.ServerGroup && g.ProjectID == c.Project {
+			// Later changes name the group; without a UUID, by this name,
+			// which must then be the project's only one (Nova allows more).
+			if g.Name == c.ServerGroup && g.ProjectID == c.Project && c.UUID == "" {
 				return models.E(models.Invalid, at+".server_group", "project %s already has a server group named %q", c.Project, c.ServerGroup)
 			}
 		}

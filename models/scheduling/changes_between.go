@@ -52,13 +52,14 @@ func ChangesBetween(a, b *models.World) []Change {
 		if az := zoneOf(y); zoneOf(x) != az {
 			out = append(out, Change{Op: OpSetZone, Aggregate: y.UUID, AvailabilityZone: &az})
 		}
+		// Nova's availability_zone key follows the zone (set_zone above).
 		for _, k := range sortedKeys(x.Metadata) {
-			if _, ok := y.Metadata[k]; !ok {
+			if _, ok := y.Metadata[k]; !ok && k != zoneKey {
 				out = append(out, Change{Op: OpUnsetMetadata, Aggregate: y.UUID, Key: k})
 			}
 		}
 		for _, k := range sortedKeys(y.Metadata) {
-			if v, ok := x.Metadata[k]; !ok || v != y.Metadata[k] {
+			if v, ok := x.Metadata[k]; (!ok || v != y.Metadata[k]) && k != zoneKey {
 				out = append(out, Change{Op: OpSetMetadata, Aggregate: y.UUID, Key: k, Value: y.Metadata[k]})
 			}
 		}

@@ -31,11 +31,14 @@ func applyRename(w *models.World, c Change, at string) error {
 	return nil
 }
 
+// zoneKey is the metadata key Nova keeps an aggregate's zone under.
+const zoneKey = "availability_zone"
+
 // syncZone keeps an aggregate's zone and Nova's availability_zone metadata
 // key in step, as the store does: after the zone field changed, the key
 // follows it; after the metadata changed, the field follows the key.
 func syncZone(a *models.Aggregate, fieldChanged bool) {
-	const key = "availability_zone"
+	const key = zoneKey
 	if a.Metadata == nil {
 		a.Metadata = map[string]string{}
 	}

@@ -40,7 +40,7 @@ func TestEveryFormSavesWhatItsInlineImpactPreviews(t *testing.T) {
 	if s, err := strconv.ParseUint(os.Getenv("CORRAL_FORMS_SEED"), 10, 64); err == nil {
 		seed = s
 	}
-	rounds := 25
+	rounds := 40
 	if testing.Short() {
 		rounds = 3
 	}
@@ -126,7 +126,7 @@ func checkInlinePreview(t *testing.T, c *client, csrf string, fc formCase, read 
 	v.Set("_csrf", csrf)
 	r := c.Post("/impact/inline", v)
 	if r.StatusCode != http.StatusOK {
-		t.Fatalf("%s: inline impact answered %d", label, r.StatusCode)
+		t.Fatalf("%s: inline impact answered %d: %s", label, r.StatusCode, r.Doc(t).Find("main h1, main p").Text())
 	}
 	switch {
 	case read.Refused():
@@ -213,6 +213,14 @@ func randomForm(rng *rand.Rand, kind string, w *models.World) formCase {
 	fresh := "new-" + strconv.Itoa(rng.IntN(100000))
 	names := []string{"fresh", "aggA", agg.Name, "", "  ", "x" + strings.Repeat("y", 260), fresh, fresh, fresh}
 	zones := []string{"", "east", "west", "north", "a:b", zoneOf(agg)}
+	// Deletes are rarer, to keep flavors and groups to edit.
+	if kind == forms.KindFlavorDelete && (len(w.Flavors) < 6 || rng.IntN(3) > 0) {
+		kind = forms.KindFlavor
+	}
+	if kind == forms.KindGroupDelete && (len(w.ServerGroups) < 3 || rng.IntN(3) > 0) {
+		kind = forms.KindGroupMembers
+	}
+	fc.kind = kind
 	switch kind {
 	case forms.KindAggregateNew:
 		fc.action, fc.target = "/aggregates", ""
@@ -277,10 +285,23 @@ func randomForm(rng *rand.Rand, kind string, w *models.World) formCase {
 			}
 		}
 		fc.action = aggPath + "/delete"
+	case forms.KindFlavorNew:
+		fc.action, fc.target = "/flavors", ""
+		fc.values = url.Values{"name": {pick([]string{"f-new", "", " ", w.Flavors[0].Name, "f" + strconv.Itoa(rng.IntN(1000))})},
+			"vcpus": {pick([]string{"1", "4", "0", "x", ""})}, "ram_mb": {pick([]string{"2048", "512", "-1"})}, "disk_gb": {pick([]string{"0", "20", "x"})}}
+		for range rng.IntN(3) {
+			fc.values.Add("key", pick([]string{"hw:cpu_policy", "aggregate_instance_extra_specs:ssd", "", "trait:CUSTOM_X"}))
+			fc.values.Add("value", pick([]string{"", "true", "dedicated", "required"}))
+		}
+	case forms.KindFlavorDelete:
+		f := &w.Flavors[rng.IntN(len(w.Flavors))]
+		fc.target, fc.action = f.ID, "/flavors/"+url.PathEscape(f.ID)+"/delete"
+		fc.values = url.Values{}
 	case forms.KindFlavor:
 		f := &w.Flavors[rng.IntN(len(w.Flavors))]
 		fc.target, fc.action = f.ID, "/flavors/"+url.PathEscape(f.ID)
-		fc.values = url.Values{"generation": {gen(f.Generation)}, "name": {f.Name}, "vcpus": {strconv.Itoa(f.VCPUs)},
+		fc.values = url.Values{"generation": {gen(f.Generation)}, "name": {pick([]string{f.Name, f.Name, f.Name + "-b", w.Flavors[0].Name, ""})},
+			"vcpus":  {pick([]string{strconv.Itoa(f.VCPUs), strconv.Itoa(f.VCPUs), strconv.Itoa(f.VCPUs + 1)})},
 			"ram_mb": {pick([]string{strconv.Itoa(f.RAMMB), strconv.Itoa(f.RAMMB), "x", "0"})}, "disk_gb": {strconv.Itoa(f.DiskGB)}}
 		keys := append(slices.Sorted(maps.Keys(f.ExtraSpecs)), "hw:cpu_policy", "aggregate_instance_extra_specs:ssd",
 			"trait:CUSTOM_X", "", "resources:VCPU", "hw:cpu_policy")
@@ -290,7 +311,7 @@ func randomForm(rng *rand.Rand, kind string, w *models.World) formCase {
 		}
 	case forms.KindGroupNew:
 		fc.action, fc.target = "/server-groups", ""
-		fc.values = url.Values{"name": {pick([]string{"g-new", "", "web", "g" + strconv.Itoa(rng.IntN(100))})},
+		fc.values = url.Values{"name": {pick([]string{"g-new", "", "web", "g" + strconv.Itoa(rng.IntN(100)), "g-new"})},
 			"policy":              {pick(append(slices.Clone(forms.Policies), "bogus", ""))},
 			"max_server_per_host": {pick([]string{"", "", "2", "0", "-1", "x", "1.5"})},
 			"project":             {pick([]string{"acme", "globex", ""})}}
@@ -388,7 +409,7 @@ func worldShape(w *models.World) map[string]string {
 		out["aggregate "+a.Name] = fmt.Sprintf("zone=%q metadata=%v members=%v", zoneOf(&a), a.Metadata, members)
 	}
 	for _, f := range w.Flavors {
-		out["flavor "+f.ID] = fmt.Sprintf("%s %d/%d/%d specs=%v", f.Name, f.VCPUs, f.RAMMB, f.DiskGB, f.ExtraSpecs)
+		out["flavor "+f.Name] = fmt.Sprintf("%d/%d/%d specs=%v", f.VCPUs, f.RAMMB, f.DiskGB, f.ExtraSpecs)
 	}
 	groups := map[string][]string{}
 	for _, g := range w.ServerGroups {

@@ -163,8 +163,7 @@ func (h *Handler) GroupCreate(c echo.Context) error {
 		return retryForm(c, "/server-groups/new", "group-new", f.Errors, "")
 	}
 	changes := read.Changes
-	id := models.NewUUID()
-	changes[0].UUID = id
+	id := changes[0].UUID
 	if _, err := h.apply(c, changes); err != nil {
 		if !userError(err) {
 			return err

@@ -6,7 +6,7 @@
 // previews is what is saved. Readers are pure: no HTTP, no store.
 //
 // One file per page area: aggregates.go (create, name and zone, metadata,
-// tags, members, delete), flavors.go (extra specs), servergroups.go
+// tags, members, delete), flavors.go (create, edit, delete), servergroups.go
 // (create, members, delete) and providers.go (traits, inventories).
 package forms
 
@@ -234,6 +234,8 @@ const (
 	KindMembersRemove      = "members-remove"
 	KindAggregateDel       = "aggregate-delete"
 	KindFlavor             = "flavor"
+	KindFlavorNew          = "flavor-new"
+	KindFlavorDelete       = "flavor-delete"
 	KindGroupNew           = "group-new"
 	KindGroupMembers       = "group-members"
 	KindGroupRemove        = "group-members-remove"
@@ -244,7 +246,7 @@ const (
 
 // Kinds lists every kind ForImpact reads.
 var Kinds = []string{KindAggregateNew, KindZone, KindMetadata, KindTenants, KindTenantsRemove, KindReservations, KindReservationsRemove, KindMembers, KindMembersRemove,
-	KindAggregateDel, KindFlavor, KindGroupNew, KindGroupMembers, KindGroupRemove, KindGroupDelete, KindProviderTraits, KindInventory}
+	KindAggregateDel, KindFlavorNew, KindFlavor, KindFlavorDelete, KindGroupNew, KindGroupMembers, KindGroupRemove, KindGroupDelete, KindProviderTraits, KindInventory}
 
 // Who is the person a form is read for: a server group is created for
 // their project and as their user.
@@ -261,12 +263,17 @@ func ForImpact(kind, target string, form url.Values, snap *scheduling.Snapshot, 
 	switch kind {
 	case KindAggregateNew:
 		return AggregateCreate(form, snap), nil
-	case KindFlavor:
+	case KindFlavorNew:
+		return FlavorCreate(form, w.Settings), nil
+	case KindFlavor, KindFlavorDelete:
 		f, ok := snap.Flavor(target)
 		if !ok {
 			return Read{}, models.E(models.Invalid, "impact_target", "no flavor %q", target)
 		}
-		return FlavorSpecs(form, f, w.Settings), nil
+		if kind == KindFlavorDelete {
+			return FlavorDelete(f), nil
+		}
+		return Flavor(form, f, w.Settings), nil
 	case KindGroupNew:
 		return GroupCreate(form, who), nil
 	case KindGroupMembers, KindGroupRemove, KindGroupDelete:

@@ -18,8 +18,7 @@ var Policies = []string{models.PolicyAntiAffinity, models.PolicyAffinity, models
 
 // GroupCreate reads the new-server-group form: name, policy, the
 // anti-affinity rule and, for an admin, the owning project (others create
-// groups for their own). The create change has no UUID: the save gives it
-// one.
+// groups for their own).
 func GroupCreate(form url.Values, who Who) Read {
 	name := strings.TrimSpace(form.Get("name"))
 	policy := form.Get("policy")
@@ -59,7 +58,10 @@ func GroupCreate(form url.Values, who Who) Read {
 			r.refuse("", "You belong to no project, so you cannot own a server group.")
 		}
 	}
-	r.add(scheduling.Change{Op: scheduling.OpCreateServerGroup, ServerGroup: name, Project: project, Policy: policy, User: who.User, Rules: rules})
+	// A fresh UUID names the group, so that its name may repeat in the
+	// project, as Nova allows.
+	r.add(scheduling.Change{Op: scheduling.OpCreateServerGroup, ServerGroup: name, Project: project, Policy: policy, User: who.User, Rules: rules,
+		UUID: models.NewUUID()})
 	return r
 }
 

@@ -153,6 +153,13 @@ func inlineImpact(live *state, changes []scheduling.Change) (*views.InlineImpact
 			projects = append(projects, c.Project)
 		}
 	}
+	// A flavor the changes delete or rename is not in the draft under its
+	// live name: the matrix compares the flavors both sides have.
+	flavors = slices.DeleteFunc(flavors, func(f string) bool {
+		_, live := live.snap.Flavor(f)
+		_, draft := ds.Flavor(f)
+		return !live || !draft
+	})
 	projects = append(projects, scheduling.AnyOtherProject)
 	m, err := scheduling.ComputeImpact(live.snap, ds, projects, flavors)
 	if err != nil {

@@ -41,7 +41,7 @@ const (
 var Ops = []string{
 	OpSetMetadata, OpUnsetMetadata, OpAddTenant, OpRemoveTenant, OpAddReservation, OpRemoveReservation,
 	OpAddMember, OpRemoveMember, OpCreateAggregate, OpDeleteAggregate, OpSetZone, OpRenameAggregate, OpSetSettings,
-	OpSetExtraSpec, OpUnsetExtraSpec, OpCreateServerGroup, OpDeleteServerGroup, OpAddGroupMember, OpRemoveGroupMember,
+	OpSetExtraSpec, OpUnsetExtraSpec, OpCreateFlavor, OpUpdateFlavor, OpDeleteFlavor, OpCreateServerGroup, OpDeleteServerGroup, OpAddGroupMember, OpRemoveGroupMember,
 	OpAddTrait, OpRemoveTrait, OpSetInventory, OpDeleteInventory,
 }
 
@@ -71,6 +71,7 @@ type Change struct {
 	AvailabilityZone *string           `json:"availability_zone,omitempty"`
 	Metadata         map[string]string `json:"metadata,omitempty"`
 	Settings         *SettingsOverride `json:"settings,omitempty"`
+	Size             *FlavorSize       `json:"size,omitempty"`
 }
 
 // ApplyChanges returns a new world with the changes applied in order. The
@@ -92,7 +93,7 @@ func ApplyChanges(w *models.World, changes []Change) (*models.World, error) {
 	var flavors, groups, providers bool
 	for _, c := range changes {
 		switch {
-		case c.Op == OpSetExtraSpec || c.Op == OpUnsetExtraSpec:
+		case editsFlavor(c.Op):
 			flavors = true
 		case c.Op == OpCreateServerGroup || c.Op == OpDeleteServerGroup || c.Op == OpAddGroupMember || c.Op == OpRemoveGroupMember:
 			groups = true
@@ -144,6 +145,8 @@ func ApplyChanges(w *models.World, changes []Change) (*models.World, error) {
 		switch {
 		case c.Op == OpSetExtraSpec || c.Op == OpUnsetExtraSpec:
 			err = applyFlavorChange(&out, c, at)
+		case editsFlavor(c.Op):
+			err = applyFlavorLifecycle(&out, c, at)
 		case c.Op == OpCreateServerGroup || c.Op == OpDeleteServerGroup || c.Op == OpAddGroupMember || c.Op == OpRemoveGroupMember:
 			err = applyGroupChange(&out, c, at)
 		case editsProvider(c.Op):
@@ -368,7 +371,7 @@ func OnlyAggregates(changes []Change) (bool, []string) {
 	var refs []string
 	for _, c := range changes {
 		switch c.Op {
-		case OpSetSettings, OpSetExtraSpec, OpUnsetExtraSpec, OpCreateServerGroup, OpDeleteServerGroup,
+		case OpSetSettings, OpSetExtraSpec, OpUnsetExtraSpec, OpCreateFlavor, OpUpdateFlavor, OpDeleteFlavor, OpCreateServerGroup, OpDeleteServerGroup,
 			OpAddGroupMember, OpRemoveGroupMember, OpAddTrait, OpRemoveTrait, OpSetInventory, OpDeleteInventory:
 			return false, nil
 		}

@@ -281,6 +281,19 @@ func DescribeChange(c Change) string {
 			return "clear the zone of aggregate " + c.Aggregate
 		}
 		return fmt.Sprintf("put aggregate %s in zone %s", c.Aggregate, *c.AvailabilityZone)
+	case OpCreateFlavor:
+		return fmt.Sprintf("create flavor %s (%s)", c.Flavor, describeSize(c.Size))
+	case OpUpdateFlavor:
+		var parts []string
+		if c.Value != "" {
+			parts = append(parts, "rename it to "+c.Value)
+		}
+		if c.Size != nil {
+			parts = append(parts, "resize it to "+describeSize(c.Size))
+		}
+		return fmt.Sprintf("flavor %s: %s", c.Flavor, strings.Join(parts, ", "))
+	case OpDeleteFlavor:
+		return "delete flavor " + c.Flavor
 	case OpRenameAggregate:
 		return fmt.Sprintf("rename aggregate %s to %s", c.Aggregate, c.Value)
 	case OpSetSettings:
@@ -311,6 +324,13 @@ func DescribeChange(c Change) string {
 		return fmt.Sprintf("remove the %s inventory of provider %s", c.ResourceClass, c.Provider)
 	}
 	return strings.ReplaceAll(c.Op, "_", " ")
+}
+
+func describeSize(z *FlavorSize) string {
+	if z == nil {
+		return "no size"
+	}
+	return fmt.Sprintf("%d vCPU, %d MB RAM, %d GB disk", z.VCPUs, z.RAMMB, z.DiskGB)
 }
 
 func describeSettings(o *SettingsOverride) string {

@@ -65,9 +65,12 @@ func Strandings(live, draft *Snapshot) (*Stranding, error) {
 	out := &Stranding{Servers: []StrandedServer{}, Groups: []BrokenGroup{}}
 	// Flavor parts of both worlds, by the draft's flavors; live first, as
 	// a derived draft index builds on them.
-	flavors := make([]string, len(draft.world.Flavors))
-	for i, f := range draft.world.Flavors {
-		flavors[i] = f.Name
+	// A flavor the draft creates or renames runs no server yet.
+	flavors := make([]string, 0, len(draft.world.Flavors))
+	for _, f := range draft.world.Flavors {
+		if _, ok := live.Flavor(f.Name); ok {
+			flavors = append(flavors, f.Name)
+		}
 	}
 	lf, df := make([]placement.Bitset, len(flavors)), make([]placement.Bitset, len(flavors))
 	errs := make([]error, 2*len(flavors))

@@ -161,7 +161,7 @@ func TouchesOf(changes []scheduling.Change) []DraftTouch {
 				created[c.UUID] = true
 			}
 			out = append(out, DraftTouch{NewAggregate: c.Aggregate})
-		case scheduling.OpSetExtraSpec, scheduling.OpUnsetExtraSpec:
+		case scheduling.OpSetExtraSpec, scheduling.OpUnsetExtraSpec, scheduling.OpUpdateFlavor, scheduling.OpDeleteFlavor:
 			out = append(out, DraftTouch{Flavor: c.Flavor})
 		case scheduling.OpCreateServerGroup:
 			createdGroups[c.ServerGroup] = true
@@ -783,22 +783,8 @@ func (t *txn) writeDraftWorld(cur, next *models.World, changes []scheduling.Chan
 // deleted groups first, then changed ones, then new ones (so that a member
 // can move from one group to another).
 func (t *txn) writeDraftedFlavorsGroupsProviders(cur, next *models.World, changes []scheduling.Change) error {
-	curFlavors := map[string]*models.Flavor{}
-	for i := range cur.Flavors {
-		curFlavors[cur.Flavors[i].ID] = &cur.Flavors[i]
-	}
-	for i := range next.Flavors {
-		n := &next.Flavors[i]
-		c, ok := curFlavors[n.ID]
-		if !ok || maps.Equal(c.ExtraSpecs, n.ExtraSpecs) {
-			continue
-		}
-		if _, err := t.updateFlavor(c.ID, c.Generation, func(f *models.Flavor) error {
-			f.ExtraSpecs = maps.Clone(n.ExtraSpecs)
-			return nil
-		}); err != nil {
-			return err
-		}
+	if err := t.writeFlavors(cur, next); err != nil {
+		return err
 	}
 	nextGroups := map[string]*models.ServerGroup{}
 	for i := range next.ServerGroups {

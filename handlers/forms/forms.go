@@ -278,6 +278,10 @@ func ForImpact(kind, target string, form url.Values, snap *scheduling.Snapshot, 
 		return GroupCreate(form, who), nil
 	case KindGroupMembers, KindGroupRemove, KindGroupDelete:
 		g, err := snap.ServerGroup(target, "")
+		// Only admins see other projects' groups, as on the group pages.
+		if err == nil && !who.Admin && g.ProjectID != who.Project {
+			err = models.E(models.NotFound, "impact_target", "no server group %q", target)
+		}
 		if err != nil {
 			return Read{}, models.E(models.Invalid, "impact_target", "no server group %q", target)
 		}

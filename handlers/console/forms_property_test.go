@@ -90,7 +90,7 @@ func TestEveryFormSavesWhatItsInlineImpactPreviews(t *testing.T) {
 			got, wanted := worldShape(after), worldShape(want)
 			if reflect.DeepEqual(got, wanted) {
 				if !refused {
-					kinds[kind]++
+					kinds[fc.kind]++
 				}
 				continue
 			}
@@ -285,6 +285,15 @@ func randomForm(rng *rand.Rand, kind string, w *models.World) formCase {
 			}
 		}
 		fc.action = aggPath + "/delete"
+	default:
+		return randomOtherForm(rng, pick, list, fc, w)
+	}
+	return fc
+}
+
+// randomOtherForm builds the flavor, server-group and provider forms.
+func randomOtherForm(rng *rand.Rand, pick func([]string) string, list func([]string, int) string, fc formCase, w *models.World) formCase {
+	switch fc.kind {
 	case forms.KindFlavorNew:
 		fc.action, fc.target = "/flavors", ""
 		fc.values = url.Values{"name": {pick([]string{"f-new", "", " ", w.Flavors[0].Name, "f" + strconv.Itoa(rng.IntN(1000))})},
@@ -332,7 +341,7 @@ func randomForm(rng *rand.Rand, kind string, w *models.World) formCase {
 			servers = append(servers, s.Name, s.UUID)
 		}
 		servers = append(servers, "nosuch", "")
-		switch kind {
+		switch fc.kind {
 		case forms.KindGroupMembers:
 			fc.action = "/server-groups/" + g.UUID + "/members"
 			fc.values.Set("servers", list(servers, rng.IntN(3)))
@@ -351,7 +360,7 @@ func randomForm(rng *rand.Rand, kind string, w *models.World) formCase {
 		p := &w.Providers[rng.IntN(len(w.Providers))]
 		fc.target = p.UUID
 		fc.values = url.Values{"generation": {gen(p.Generation)}}
-		if kind == forms.KindProviderTraits {
+		if fc.kind == forms.KindProviderTraits {
 			fc.action = "/providers/" + p.UUID + "/traits"
 			traits := append(slices.Clone(p.Traits), "CUSTOM_A", "HW_CPU_X86_AVX2", "bad-trait", "", "COMPUTE_STATUS_DISABLED")
 			fc.values.Set("traits", strings.Join(strings.Split(list(traits, rng.IntN(5)), ";"), pick([]string{"\n", ",", "\r\n"})))
@@ -366,7 +375,7 @@ func randomForm(rng *rand.Rand, kind string, w *models.World) formCase {
 			}
 		}
 	default:
-		panic("no generator for form " + kind)
+		panic("no generator for form " + fc.kind)
 	}
 	return fc
 }

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -18,14 +17,6 @@ import (
 // only becomes messages next to the right field.
 
 func isTenantKey(k string) bool { return scheduling.IsTenantKey(k) }
-
-func isReservationKey(k, prefix string) bool { return scheduling.IsReservationKey(k, prefix) }
-
-// metadataProblems checks an aggregate's metadata with the scheduling
-// package's rules.
-func metadataProblems(md map[string]string, st models.Settings) []cv.Problem {
-	return toProblems(scheduling.ValidateAggregateMetadata(md, st))
-}
 
 // specProblems checks a flavor's extra specs.
 func specProblems(specs map[string]string, st models.Settings) []cv.Problem {
@@ -125,23 +116,6 @@ func tenantWarnings(md map[string]string) []string {
 		}
 	}
 	return out
-}
-
-// validProjectID checks a project id typed into the tenant field with the
-// core's tag rule, and words its refusal for the form.
-func validProjectID(p string) error { return tagError("project", p) }
-
-func validReservationID(id string) error { return tagError("reservation", id) }
-
-func tagError(field, id string) error {
-	e := scheduling.CheckTag(field, id)
-	switch {
-	case e == nil:
-		return nil
-	case id == "":
-		return errors.New("Type a " + field + " id.")
-	}
-	return errors.New(upperFirst(e.Msg) + ".")
 }
 
 // reservationIDs lists the reservation ids an aggregate is tagged with.

@@ -52,16 +52,20 @@ func ChangesBetween(a, b *models.World) []Change {
 			}
 			continue
 		}
+		if x.Name != y.Name {
+			out = append(out, Change{Op: OpRenameAggregate, Aggregate: y.UUID, Value: y.Name})
+		}
 		if az := zoneOf(y); zoneOf(x) != az {
 			out = append(out, Change{Op: OpSetZone, Aggregate: y.UUID, AvailabilityZone: &az})
 		}
+		// Nova's availability_zone key follows the zone (set_zone above).
 		for _, k := range sortedKeys(x.Metadata) {
-			if _, ok := y.Metadata[k]; !ok {
+			if _, ok := y.Metadata[k]; !ok && k != zoneKey {
 				out = append(out, Change{Op: OpUnsetMetadata, Aggregate: y.UUID, Key: k})
 			}
 		}
 		for _, k := range sortedKeys(y.Metadata) {
-			if v, ok := x.Metadata[k]; !ok || v != y.Metadata[k] {
+			if v, ok := x.Metadata[k]; (!ok || v != y.Metadata[k]) && k != zoneKey {
 				out = append(out, Change{Op: OpSetMetadata, Aggregate: y.UUID, Key: k, Value: y.Metadata[k]})
 			}
 		}
@@ -76,16 +80,24 @@ func ChangesBetween(a, b *models.World) []Change {
 			}
 		}
 	}
-	// Flavor extra specs.
+	// Flavors: deleted ones first (their names are free then), then
+	// renames, sizes and extra specs, then new ones.
 	flavorsA := map[string]*models.Flavor{}
 	for i := range a.Flavors {
 		flavorsA[a.Flavors[i].ID] = &a.Flavors[i]
 	}
+	out = append(out, deletedFlavors(a, b)...)
+	var created []Change
 	for i := range b.Flavors {
 		y := &b.Flavors[i]
 		x, ok := flavorsA[y.ID]
 		if !ok {
-			continue // drafts do not create flavors
+			created = append(created, Change{Op: OpCreateFlavor, Flavor: y.Name, UUID: y.ID,
+				Size: &FlavorSize{VCPUs: y.VCPUs, RAMMB: y.RAMMB, DiskGB: y.DiskGB}, Metadata: maps.Clone(y.ExtraSpecs)})
+			continue
+		}
+		if up := flavorUpdate(x, y); up != nil {
+			out = append(out, *up)
 		}
 		for _, k := range sortedKeys(x.ExtraSpecs) {
 			if _, ok := y.ExtraSpecs[k]; !ok {
@@ -98,6 +110,7 @@ func ChangesBetween(a, b *models.World) []Change {
 			}
 		}
 	}
+	out = append(out, created...)
 	// Server groups: deleted ones first, then members leave, then join,
 	// then new groups (with their members): a server is in one group at a
 	// time, so one moving between groups must leave before it joins.

@@ -22,6 +22,7 @@ const (
 	OpDeleteAggregate   = "delete_aggregate"   // aggregate
 	OpSetSettings       = "set_settings"       // settings
 	OpSetZone           = "set_zone"           // aggregate, availability_zone ("" or absent clears it)
+	// OpRenameAggregate is in draft_compute.go.
 
 	OpSetExtraSpec      = "set_extra_spec"      // flavor, key, value
 	OpUnsetExtraSpec    = "unset_extra_spec"    // flavor, key
@@ -39,8 +40,8 @@ const (
 // describes them.
 var Ops = []string{
 	OpSetMetadata, OpUnsetMetadata, OpAddTenant, OpRemoveTenant, OpAddReservation, OpRemoveReservation,
-	OpAddMember, OpRemoveMember, OpCreateAggregate, OpDeleteAggregate, OpSetZone, OpSetSettings,
-	OpSetExtraSpec, OpUnsetExtraSpec, OpCreateServerGroup, OpDeleteServerGroup, OpAddGroupMember, OpRemoveGroupMember,
+	OpAddMember, OpRemoveMember, OpCreateAggregate, OpDeleteAggregate, OpSetZone, OpRenameAggregate, OpSetSettings,
+	OpSetExtraSpec, OpUnsetExtraSpec, OpCreateFlavor, OpUpdateFlavor, OpDeleteFlavor, OpCreateServerGroup, OpDeleteServerGroup, OpAddGroupMember, OpRemoveGroupMember,
 	OpAddTrait, OpRemoveTrait, OpSetInventory, OpDeleteInventory,
 }
 
@@ -79,6 +80,7 @@ type Change struct {
 	// else's save). Nil applies whatever the live generation.
 	Generation *int64 `json:"generation,omitempty"`
 	PlacementFields
+	Size             *FlavorSize       `json:"size,omitempty"`
 }
 
 // ApplyChanges returns a new world with the changes applied in order. The
@@ -100,7 +102,7 @@ func ApplyChanges(w *models.World, changes []Change) (*models.World, error) {
 	var flavors, groups, providers bool
 	for _, c := range changes {
 		switch {
-		case c.Op == OpSetExtraSpec || c.Op == OpUnsetExtraSpec:
+		case editsFlavor(c.Op):
 			flavors = true
 		case c.Op == OpCreateServerGroup || c.Op == OpDeleteServerGroup || c.Op == OpAddGroupMember || c.Op == OpRemoveGroupMember:
 			groups = true
@@ -143,6 +145,8 @@ func ApplyChanges(w *models.World, changes []Change) (*models.World, error) {
 		switch {
 		case c.Op == OpSetExtraSpec || c.Op == OpUnsetExtraSpec:
 			err = applyFlavorChange(&out, c, at)
+		case editsFlavor(c.Op):
+			err = applyFlavorLifecycle(&out, c, at)
 		case c.Op == OpCreateServerGroup || c.Op == OpDeleteServerGroup || c.Op == OpAddGroupMember || c.Op == OpRemoveGroupMember:
 			err = applyGroupChange(&out, c, at)
 		case editsProvider(c.Op):
@@ -152,6 +156,8 @@ func ApplyChanges(w *models.World, changes []Change) (*models.World, error) {
 			if provs != nil && reshapesProviders(c.Op) {
 				provs = indexProviders(out.Providers)
 			}
+		case c.Op == OpRenameAggregate:
+			err = applyRename(&out, c, at)
 		default:
 			err = applyChange(&out, provs, c, at)
 		}
@@ -233,6 +239,7 @@ func applyChange(w *models.World, provs map[string]*models.Provider, c Change, a
 			id = max(id, a.ID)
 		}
 		a := cloneAggregate(models.Aggregate{ID: id + 1, UUID: u, Name: c.Aggregate, AvailabilityZone: c.AvailabilityZone, Metadata: c.Metadata})
+		syncZone(&a, a.AvailabilityZone != nil)
 		w.Aggregates = append(w.Aggregates, a)
 		return nil
 	}
@@ -250,16 +257,23 @@ func applyChange(w *models.World, provs map[string]*models.Provider, c Change, a
 			z := *c.AvailabilityZone
 			agg.AvailabilityZone = &z
 		}
+		syncZone(agg, true)
 	case OpSetMetadata:
 		if c.Key == "" {
 			return models.E(models.Invalid, at+".key", "set_metadata needs a key")
 		}
 		agg.Metadata[c.Key] = c.Value
+		if c.Key == "availability_zone" {
+			syncZone(agg, false)
+		}
 	case OpUnsetMetadata:
 		if _, ok := agg.Metadata[c.Key]; !ok {
 			return models.E(models.Invalid, at+".key", "aggregate %s has no metadata key %q", agg.Name, c.Key)
 		}
 		delete(agg.Metadata, c.Key)
+		if c.Key == "availability_zone" {
+			syncZone(agg, false)
+		}
 	case OpAddTenant:
 		if err := CheckTag("project", c.Project); err != nil {
 			err.Field = at + ".project"
@@ -374,7 +388,7 @@ func OnlyAggregates(changes []Change) (bool, []string) {
 	var refs []string
 	for _, c := range changes {
 		switch c.Op {
-		case OpSetSettings, OpSetExtraSpec, OpUnsetExtraSpec, OpCreateServerGroup, OpDeleteServerGroup,
+		case OpSetSettings, OpSetExtraSpec, OpUnsetExtraSpec, OpCreateFlavor, OpUpdateFlavor, OpDeleteFlavor, OpCreateServerGroup, OpDeleteServerGroup,
 			OpAddGroupMember, OpRemoveGroupMember, OpAddTrait, OpRemoveTrait, OpSetInventory, OpDeleteInventory:
 			return false, nil
 		}

@@ -238,8 +238,10 @@ func loadNamed(tx *gorm.DB, changes []scheduling.Change) (*models.World, error) 
 	for _, c := range changes {
 		switch c.Op {
 		case scheduling.OpSetSettings:
-		case scheduling.OpSetExtraSpec, scheduling.OpUnsetExtraSpec:
-			flavorRefs = append(flavorRefs, c.Flavor)
+		case scheduling.OpSetExtraSpec, scheduling.OpUnsetExtraSpec, scheduling.OpCreateFlavor, scheduling.OpDeleteFlavor:
+			flavorRefs = append(flavorRefs, c.Flavor, c.UUID)
+		case scheduling.OpUpdateFlavor:
+			flavorRefs = append(flavorRefs, c.Flavor, c.Value)
 		case scheduling.OpCreateServerGroup, scheduling.OpDeleteServerGroup, scheduling.OpAddGroupMember, scheduling.OpRemoveGroupMember:
 			groups = true
 			groupRefs = append(groupRefs, c.ServerGroup, c.UUID)
@@ -248,6 +250,9 @@ func loadNamed(tx *gorm.DB, changes []scheduling.Change) (*models.World, error) 
 			provRefs = append(provRefs, c.Provider)
 		default:
 			aggRefs = append(aggRefs, c.Aggregate, c.UUID)
+			if c.Op == scheduling.OpRenameAggregate {
+				aggRefs = append(aggRefs, c.Value)
+			}
 			if c.Op == scheduling.OpAddMember || c.Op == scheduling.OpRemoveMember {
 				provRefs = append(provRefs, c.Provider)
 			}
@@ -423,22 +428,8 @@ func (t *txn) writeDraftWorld(cur, next *models.World, changes []scheduling.Chan
 // deleted groups first, then changed ones, then new ones (so that a member
 // can move from one group to another).
 func (t *txn) writeDraftedFlavorsGroupsProviders(cur, next *models.World, changes []scheduling.Change) error {
-	curFlavors := map[string]*models.Flavor{}
-	for i := range cur.Flavors {
-		curFlavors[cur.Flavors[i].ID] = &cur.Flavors[i]
-	}
-	for i := range next.Flavors {
-		n := &next.Flavors[i]
-		c, ok := curFlavors[n.ID]
-		if !ok || maps.Equal(c.ExtraSpecs, n.ExtraSpecs) {
-			continue
-		}
-		if _, err := t.updateFlavor(c.ID, c.Generation, func(f *models.Flavor) error {
-			f.ExtraSpecs = maps.Clone(n.ExtraSpecs)
-			return nil
-		}); err != nil {
-			return err
-		}
+	if err := t.writeFlavors(cur, next); err != nil {
+		return err
 	}
 	nextGroups := map[string]*models.ServerGroup{}
 	for i := range next.ServerGroups {

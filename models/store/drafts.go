@@ -161,7 +161,7 @@ func TouchesOf(changes []scheduling.Change) []DraftTouch {
 				created[c.UUID] = true
 			}
 			out = append(out, DraftTouch{NewAggregate: c.Aggregate})
-		case scheduling.OpSetExtraSpec, scheduling.OpUnsetExtraSpec:
+		case scheduling.OpSetExtraSpec, scheduling.OpUnsetExtraSpec, scheduling.OpUpdateFlavor, scheduling.OpDeleteFlavor:
 			out = append(out, DraftTouch{Flavor: c.Flavor})
 		case scheduling.OpCreateServerGroup:
 			createdGroups[c.ServerGroup] = true

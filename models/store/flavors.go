@@ -126,6 +126,13 @@ func (s *Store) CreateFlavor(ctx context.Context, a Actor, f *models.Flavor) err
 	}
 	return s.write(ctx, a, "store.CreateFlavor", func(t *txn) error {
 		t.touchFlavors()
+		return t.createFlavor(f)
+	})
+}
+
+// createFlavor is CreateFlavor inside a write.
+func (t *txn) createFlavor(f *models.Flavor) error {
+	return func() error {
 		if f.ID == "" {
 			f.ID = uuid.NewString()
 		}
@@ -146,7 +153,7 @@ func (s *Store) CreateFlavor(ctx context.Context, a Actor, f *models.Flavor) err
 			return err
 		}
 		return t.audit("create", "flavor", f.ID, f.Name, nil, f)
-	})
+	}()
 }
 
 // unique reports a Conflict naming field when another row (whose primary key
@@ -236,6 +243,13 @@ func (s *Store) DeleteFlavor(ctx context.Context, a Actor, id string, generation
 		if generation != AnyGeneration && cur.Generation != generation {
 			return staleErr("flavor", cur.Name)
 		}
+		return t.deleteFlavor(cur)
+	})
+}
+
+// deleteFlavor is DeleteFlavor inside a write, of the flavor as read.
+func (t *txn) deleteFlavor(cur *models.Flavor) error {
+	return func() error {
 		res := t.tx.Where("id = ? AND generation = ?", cur.ID, cur.Generation).Delete(&models.Flavor{})
 		if res.Error != nil {
 			return res.Error
@@ -244,5 +258,5 @@ func (s *Store) DeleteFlavor(ctx context.Context, a Actor, id string, generation
 			return staleErr("flavor", cur.Name)
 		}
 		return t.audit("delete", "flavor", cur.ID, cur.Name, cur, nil)
-	})
+	}()
 }

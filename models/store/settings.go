@@ -3,50 +3,14 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"math"
-	"slices"
-	"strings"
 
 	"gorm.io/gorm"
 
 	"corral/models"
 )
 
-// knownFilters are the host filters the core implements.
-var knownFilters = []string{
-	models.FilterAggregateInstanceExtraSpecs,
-	models.FilterAggregateInstanceType,
-	models.FilterAggregateMultiTenancy,
-	models.FilterServerGroupAffinity,
-	models.FilterServerGroupAntiAffinity,
-}
-
 // ValidateSettings checks settings the way the console saves them.
-func ValidateSettings(st *models.Settings) error {
-	seen := map[string]bool{}
-	for _, f := range st.EnabledFilters {
-		if !slices.Contains(knownFilters, f) {
-			return models.E(models.Invalid, "enabled_filters", "unknown host filter %q (known: %s)", f, strings.Join(knownFilters, ", "))
-		}
-		if seen[f] {
-			return models.E(models.Invalid, "enabled_filters", "host filter %q is listed twice", f)
-		}
-		seen[f] = true
-	}
-	for field, v := range map[string]float64{
-		"soft_affinity_weight_multiplier":      st.SoftAffinityWeightMultiplier,
-		"soft_anti_affinity_weight_multiplier": st.SoftAntiAffinityWeightMultiplier,
-	} {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return models.E(models.Invalid, field, "must be a finite number")
-		}
-		// Nova refuses negative soft-affinity multipliers.
-		if v < 0 {
-			return models.E(models.Invalid, field, "must not be negative")
-		}
-	}
-	return nil
-}
+func ValidateSettings(st *models.Settings) error { return st.Validate() }
 
 // GetSettings returns the settings and their generation (0 and the defaults
 // when never saved).

@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -78,12 +79,12 @@ func inlineChanges(live *state, form url.Values) (string, []scheduling.Change, e
 			}
 			want[k] = v
 		}
-		for _, k := range sortedKeys(agg.Metadata) {
+		for _, k := range slices.Sorted(maps.Keys(agg.Metadata)) {
 			if _, ok := want[k]; !ok && !typedKey(k, st) {
 				out = append(out, scheduling.Change{Op: scheduling.OpUnsetMetadata, Aggregate: agg.Name, Key: k})
 			}
 		}
-		for _, k := range sortedKeys(want) {
+		for _, k := range slices.Sorted(maps.Keys(want)) {
 			if v, ok := agg.Metadata[k]; !ok || v != want[k] {
 				out = append(out, scheduling.Change{Op: scheduling.OpSetMetadata, Aggregate: agg.Name, Key: k, Value: want[k]})
 			}
@@ -141,12 +142,12 @@ func inlineChanges(live *state, form url.Values) (string, []scheduling.Change, e
 				want[k] = vals[i]
 			}
 		}
-		for _, k := range sortedKeys(f.ExtraSpecs) {
+		for _, k := range slices.Sorted(maps.Keys(f.ExtraSpecs)) {
 			if _, ok := want[k]; !ok {
 				out = append(out, scheduling.Change{Op: scheduling.OpUnsetExtraSpec, Flavor: f.Name, Key: k})
 			}
 		}
-		for _, k := range sortedKeys(want) {
+		for _, k := range slices.Sorted(maps.Keys(want)) {
 			if v, ok := f.ExtraSpecs[k]; !ok || v != want[k] {
 				out = append(out, scheduling.Change{Op: scheduling.OpSetExtraSpec, Flavor: f.Name, Key: k, Value: want[k]})
 			}

@@ -326,7 +326,7 @@ func DiffTraces(live, draft *Trace) TraceDiff {
 	a, ca := live.hostOutcomes()
 	b, cb := draft.hostOutcomes()
 	d := TraceDiff{NewlyExcluded: []HostChange{}, NewlyEligible: []HostChange{}, Incomplete: !ca || !cb}
-	for _, name := range sortedKeys(a) {
+	for _, name := range slices.Sorted(maps.Keys(a)) {
 		was := a[name]
 		now, ok := b[name]
 		if !ok {
@@ -342,7 +342,7 @@ func DiffTraces(live, draft *Trace) TraceDiff {
 			d.NewlyEligible = append(d.NewlyEligible, HostChange{Name: name, Stage: was.Stage, Reason: was.reason()})
 		}
 	}
-	for _, name := range sortedKeys(b) {
+	for _, name := range slices.Sorted(maps.Keys(b)) {
 		if _, ok := a[name]; !ok && b[name].Passed {
 			d.NewlyEligible = append(d.NewlyEligible, HostChange{Name: name, Stage: "world", Reason: "host is new"})
 		}

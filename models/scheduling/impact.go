@@ -485,7 +485,7 @@ func tenantSignature(s *Snapshot) string {
 	for a := 0; a < s.ix.NumAggregates(); a++ {
 		agg := s.ix.Aggregate(a)
 		keys := false
-		for _, k := range sortedKeys(agg.Metadata) {
+		for _, k := range slices.Sorted(maps.Keys(agg.Metadata)) {
 			if IsTenantKey(k) {
 				fmt.Fprintf(&b, "|%s=%s", k, agg.Metadata[k])
 				keys = true
@@ -793,7 +793,7 @@ func ComputeImpactWith(live, draft *Snapshot, o ImpactOptions) (*Impact, error) 
 		for _, z := range append(slices.Clone(lx.zones), dx.zones...) {
 			seen[z] = true
 		}
-		zones = sortedKeys(seen)
+		zones = slices.Sorted(maps.Keys(seen))
 	}
 	m := &Impact{Projects: o.Projects, Flavors: o.Flavors, Cells: make([][]ImpactCell, len(o.Projects))}
 	if o.ByZone {

@@ -156,7 +156,7 @@ func (s *Snapshot) runInSlot(spec *RequestSpec) (*Trace, error) {
 	}
 	if r.rf.failure == "" {
 		r.res = s.ix.Evaluate(unnumbered, placement.Unnumbered)
-		r.suffixes = sortedKeys(rv.groups)
+		r.suffixes = slices.Sorted(maps.Keys(rv.groups))
 		for _, k := range r.suffixes {
 			r.groups[k] = s.ix.Evaluate(rv.groups[k], placement.Numbered)
 		}

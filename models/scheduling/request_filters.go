@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -93,7 +94,7 @@ func (s *Snapshot) runRequestFilters(r *Request) requestFilterOutcome {
 	// reservations (seed 000)
 	step = RequestFilterStep{Name: RequestFilterReservation}
 	var notes []string
-	flavorKeys := sortedKeys(r.Flavor.ExtraSpecs)
+	flavorKeys := slices.Sorted(maps.Keys(r.Flavor.ExtraSpecs))
 	if p := st.RequiredMemberPrefix; p != "" {
 		for _, k := range flavorKeys {
 			if !strings.HasPrefix(k, p) {
@@ -342,7 +343,7 @@ func placementQuery(f *models.Flavor, unnumbered []string, groups map[string]pla
 	for _, v := range unnumbered {
 		params = append(params, kv{"member_of", v})
 	}
-	for _, suffix := range sortedKeys(groups) {
+	for _, suffix := range slices.Sorted(maps.Keys(groups)) {
 		for _, v := range groups[suffix].Values() {
 			params = append(params, kv{"member_of" + suffix, v})
 		}

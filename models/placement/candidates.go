@@ -1256,10 +1256,6 @@ func firstProvider(a *areq) int {
 	return -1
 }
 
-// Usage returns provider p's usage of class (what Placement sums from its
-// allocations).
-func Usage(p *models.Provider, class string) int64 { return p.Usages[class] }
-
 // classInv is one class's inventories in provider order, so that a scan
 // over every provider of the class reads slices, not maps.
 type classInv struct {

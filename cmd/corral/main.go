@@ -44,6 +44,7 @@ const usage = `usage:
   corral user create --db D --name N --role admin|member|reader [--project P]  (password on stdin)
   corral user password --db D --name N  (password on stdin)
   corral token create --db D --user N [--name TOKEN-NAME]
+  corral keys rotate --db D
   corral export --db D
   corral import --db D [--replace] [--no-blazar] FILE
   corral preview [FILE]
@@ -68,7 +69,7 @@ func badUsage(format string, args ...any) error {
 // run is main without the process: it returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "corral: missing command (serve, user, token, export, import, preview, sync, rollout, settings); see corral help")
+		fmt.Fprintln(stderr, "corral: missing command (serve, user, token, keys, export, import, preview, sync, rollout, settings); see corral help")
 		return 2
 	}
 	var err error
@@ -79,6 +80,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdUser(rest, stdin, stdout)
 	case "token":
 		err = cmdToken(rest, stdout)
+	case "keys":
+		err = cmdKeys(rest, stdout)
 	case "export":
 		err = cmdExport(rest, stdout)
 	case "import":
@@ -95,7 +98,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, usage)
 		return 0
 	default:
-		err = badUsage("unknown command %q (want serve, user, token, export, import, preview, sync, rollout or settings)", verb)
+		err = badUsage("unknown command %q (want serve, user, token, keys, export, import, preview, sync, rollout or settings)", verb)
 	}
 	if err == nil {
 		return 0
@@ -293,6 +296,34 @@ func cmdToken(args []string, stdout io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(stdout, plain)
+	return nil
+}
+
+// cmdKeys is `corral keys rotate`: a new pair of session cookie keys signs
+// and encrypts new sessions; sessions under the previous pair stay valid
+// until the next rotation. A running server reads the keys when it starts.
+func cmdKeys(args []string, stdout io.Writer) error {
+	if len(args) == 0 || args[0] != "rotate" {
+		return badUsage("want: corral keys rotate --db D")
+	}
+	fs := flag.NewFlagSet("keys rotate", flag.ContinueOnError)
+	db := dbFlag(fs)
+	pos, err := flags(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if err = noArgs(pos); err != nil {
+		return err
+	}
+	st, err := openStore(*db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.RotateSessionKeys(context.Background(), cliActor()); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "rotated the session keys: new sign-ins use the new pair, sessions under the previous pair stay valid until the next rotation; restart running servers to use it")
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -58,7 +59,7 @@ func specEditor(rows []cv.KV, probs []cv.Problem, readOnly bool) cv.KVEditor {
 
 func flavorForm(f *models.Flavor, st models.Settings, canEdit bool) cv.FlavorForm {
 	var rows []cv.KV
-	for _, k := range sortedKeys(f.ExtraSpecs) {
+	for _, k := range slices.Sorted(maps.Keys(f.ExtraSpecs)) {
 		rows = append(rows, cv.KV{Key: k, Value: f.ExtraSpecs[k]})
 	}
 	return cv.FlavorForm{

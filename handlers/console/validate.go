@@ -3,7 +3,6 @@ package console
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -29,15 +28,6 @@ func toProblems(ps []scheduling.Problem) []cv.Problem {
 		out = append(out, cv.Problem{Key: p.Key, Message: upperFirst(p.Message) + ".", Warning: p.Severity != scheduling.SeverityError})
 	}
 	return out
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // tenantKeyOrder sorts filter_tenant_id, filter_tenant_id2, …, filter_tenant_id10

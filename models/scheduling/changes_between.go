@@ -59,12 +59,12 @@ func ChangesBetween(a, b *models.World) []Change {
 			out = append(out, Change{Op: OpSetZone, Aggregate: y.UUID, AvailabilityZone: &az})
 		}
 		// Nova's availability_zone key follows the zone (set_zone above).
-		for _, k := range sortedKeys(x.Metadata) {
+		for _, k := range slices.Sorted(maps.Keys(x.Metadata)) {
 			if _, ok := y.Metadata[k]; !ok && k != zoneKey {
 				out = append(out, Change{Op: OpUnsetMetadata, Aggregate: y.UUID, Key: k})
 			}
 		}
-		for _, k := range sortedKeys(y.Metadata) {
+		for _, k := range slices.Sorted(maps.Keys(y.Metadata)) {
 			if v, ok := x.Metadata[k]; (!ok || v != y.Metadata[k]) && k != zoneKey {
 				out = append(out, Change{Op: OpSetMetadata, Aggregate: y.UUID, Key: k, Value: y.Metadata[k]})
 			}
@@ -99,12 +99,12 @@ func ChangesBetween(a, b *models.World) []Change {
 		if up := flavorUpdate(x, y); up != nil {
 			out = append(out, *up)
 		}
-		for _, k := range sortedKeys(x.ExtraSpecs) {
+		for _, k := range slices.Sorted(maps.Keys(x.ExtraSpecs)) {
 			if _, ok := y.ExtraSpecs[k]; !ok {
 				out = append(out, Change{Op: OpUnsetExtraSpec, Flavor: y.ID, Key: k})
 			}
 		}
-		for _, k := range sortedKeys(y.ExtraSpecs) {
+		for _, k := range slices.Sorted(maps.Keys(y.ExtraSpecs)) {
 			if v, ok := x.ExtraSpecs[k]; !ok || v != y.ExtraSpecs[k] {
 				out = append(out, Change{Op: OpSetExtraSpec, Flavor: y.ID, Key: k, Value: y.ExtraSpecs[k]})
 			}
@@ -170,12 +170,12 @@ func ChangesBetween(a, b *models.World) []Change {
 				out = append(out, Change{Op: OpAddTrait, Provider: y.UUID, Trait: t})
 			}
 		}
-		for _, rc := range sortedKeys(x.Inventories) {
+		for _, rc := range slices.Sorted(maps.Keys(x.Inventories)) {
 			if _, ok := y.Inventories[rc]; !ok {
 				out = append(out, Change{Op: OpDeleteInventory, Provider: y.UUID, ResourceClass: rc})
 			}
 		}
-		for _, rc := range sortedKeys(y.Inventories) {
+		for _, rc := range slices.Sorted(maps.Keys(y.Inventories)) {
 			if v, ok := x.Inventories[rc]; !ok || v != y.Inventories[rc] {
 				inv := y.Inventories[rc]
 				out = append(out, Change{Op: OpSetInventory, Provider: y.UUID, ResourceClass: rc, Inventory: &inv})

@@ -80,7 +80,7 @@ type Change struct {
 	// else's save). Nil applies whatever the live generation.
 	Generation *int64 `json:"generation,omitempty"`
 	PlacementFields
-	Size             *FlavorSize       `json:"size,omitempty"`
+	Size *FlavorSize `json:"size,omitempty"`
 }
 
 // ApplyChanges returns a new world with the changes applied in order. The
@@ -357,7 +357,7 @@ func DiffTraces(live, draft *Trace) TraceDiff {
 	a, ca := live.hostOutcomes()
 	b, cb := draft.hostOutcomes()
 	d := TraceDiff{NewlyExcluded: []HostChange{}, NewlyEligible: []HostChange{}, Incomplete: !ca || !cb}
-	for _, name := range sortedKeys(a) {
+	for _, name := range slices.Sorted(maps.Keys(a)) {
 		was := a[name]
 		now, ok := b[name]
 		if !ok {
@@ -373,7 +373,7 @@ func DiffTraces(live, draft *Trace) TraceDiff {
 			d.NewlyEligible = append(d.NewlyEligible, HostChange{Name: name, Stage: was.Stage, Reason: was.reason()})
 		}
 	}
-	for _, name := range sortedKeys(b) {
+	for _, name := range slices.Sorted(maps.Keys(b)) {
 		if _, ok := a[name]; !ok && b[name].Passed {
 			d.NewlyEligible = append(d.NewlyEligible, HostChange{Name: name, Stage: "world", Reason: "host is new"})
 		}

@@ -271,7 +271,7 @@ func setProviderParent(w *models.World, pi int, parent *string, at string) error
 
 func setInventories(p *models.Provider, inv map[string]models.Inventory, at string) error {
 	next := make(map[string]models.Inventory, len(inv))
-	for _, rc := range sortedKeys(inv) {
+	for _, rc := range slices.Sorted(maps.Keys(inv)) {
 		v := inv[rc]
 		if !validTraitName(rc) {
 			return models.E(models.Invalid, at+".inventories", "%q is not a resource class (A-Z, 0-9 and _, at most 255)", rc)
@@ -282,7 +282,7 @@ func setInventories(p *models.Provider, inv map[string]models.Inventory, at stri
 		next[rc] = v
 	}
 	var inUse []string
-	for _, rc := range sortedKeys(p.Inventories) {
+	for _, rc := range slices.Sorted(maps.Keys(p.Inventories)) {
 		if _, keep := next[rc]; !keep && p.Usages[rc] > 0 {
 			inUse = append(inUse, rc)
 		}
@@ -402,7 +402,7 @@ func describePlacementChange(c Change) string {
 		return fmt.Sprintf("move provider %s under %s", c.Provider, *c.Parent)
 	case OpSetInventories:
 		parts := make([]string, 0, len(c.Inventories))
-		for _, rc := range sortedKeys(c.Inventories) {
+		for _, rc := range slices.Sorted(maps.Keys(c.Inventories)) {
 			parts = append(parts, fmt.Sprintf("%s=%d", rc, c.Inventories[rc].Total))
 		}
 		return fmt.Sprintf("set the inventories of provider %s to [%s]", c.Provider, strings.Join(parts, ", "))

@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -135,7 +136,7 @@ func (s *Snapshot) reservationStep(r *Request, require func([]int32) string, fai
 	st := r.Settings
 	var forbidden []int32
 	var notes []string
-	flavorKeys := sortedKeys(r.Flavor.ExtraSpecs)
+	flavorKeys := slices.Sorted(maps.Keys(r.Flavor.ExtraSpecs))
 	if p := st.RequiredMemberPrefix; p != "" {
 		for _, k := range flavorKeys {
 			if !strings.HasPrefix(k, p) {
@@ -354,7 +355,7 @@ func placementQuery(f *models.Flavor, unnumbered []string, groups map[string]pla
 	for _, v := range unnumbered {
 		params = append(params, kv{"member_of", v})
 	}
-	for _, suffix := range sortedKeys(groups) {
+	for _, suffix := range slices.Sorted(maps.Keys(groups)) {
 		for _, v := range groups[suffix].Values() {
 			params = append(params, kv{"member_of" + suffix, v})
 		}

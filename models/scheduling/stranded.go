@@ -407,7 +407,7 @@ func brokenGroups(live, draft *Snapshot, lx, dx *impactIndex, lf, df []placement
 			h := x.position(host)
 			return h >= 0 && part.Has(h) && flavors.Has(h)
 		}
-		hosts := sortedKeys(count)
+		hosts := slices.Sorted(maps.Keys(count))
 		if g.Policy == models.PolicyAffinity {
 			h := hosts[0]
 			if eligible(lx, pl, ul, h) && !eligible(dx, pd, ud, h) {
@@ -445,7 +445,7 @@ func groupBreak(count map[string]int, g *models.ServerGroup) string {
 	if g.Policy != models.PolicyAffinity && g.Policy != models.PolicyAntiAffinity {
 		return ""
 	}
-	hosts := sortedKeys(count)
+	hosts := slices.Sorted(maps.Keys(count))
 	if g.Policy == models.PolicyAffinity {
 		if len(hosts) > 1 {
 			return fmt.Sprintf("affinity: members run on %d hosts (%s)", len(hosts), listNames(hosts, 5))

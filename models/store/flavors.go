@@ -86,37 +86,7 @@ func findFlavor(tx *gorm.DB, ref string, byName bool) (*models.Flavor, error) {
 
 func validateFlavor(f *models.Flavor) error {
 	f.Name = strings.TrimSpace(f.Name)
-	if f.Name == "" {
-		return models.E(models.Invalid, "name", "a flavor needs a name")
-	}
-	if len(f.Name) > 255 {
-		return models.E(models.Invalid, "name", "flavor name is longer than 255 characters")
-	}
-	switch {
-	case f.VCPUs < 0:
-		return models.E(models.Invalid, "vcpus", "vcpus cannot be negative")
-	case f.RAMMB < 0:
-		return models.E(models.Invalid, "ram_mb", "ram cannot be negative")
-	case f.DiskGB < 0:
-		return models.E(models.Invalid, "disk_gb", "disk cannot be negative")
-	}
-	if len(f.Projects) > 0 && !f.Private {
-		return models.E(models.Invalid, "projects", "only a private flavor has an access list")
-	}
-	for _, p := range f.Projects {
-		if p == "" || len(p) > 255 {
-			return models.E(models.Invalid, "projects", "a project id is 1 to 255 characters")
-		}
-	}
-	for k, v := range f.ExtraSpecs {
-		if strings.TrimSpace(k) == "" || len(k) > 255 {
-			return models.E(models.Invalid, "extra_specs", "extra spec key %q must be 1 to 255 characters", k)
-		}
-		if len(v) > 255 {
-			return models.E(models.Invalid, "extra_specs", "extra spec %q: value is longer than 255 characters", k)
-		}
-	}
-	return nil
+	return models.CheckFlavor(f)
 }
 
 // CreateFlavor inserts f; an empty ID becomes a new uuid.

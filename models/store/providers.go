@@ -200,33 +200,17 @@ func findProvider(tx *gorm.DB, ref string) (*models.Provider, error) {
 
 func validateProvider(p *models.Provider) error {
 	p.Name = strings.TrimSpace(p.Name)
-	if p.Name == "" {
-		return models.E(models.Invalid, "name", "a resource provider needs a name")
-	}
-	if len(p.Name) > 200 {
-		return models.E(models.Invalid, "name", "resource provider name is longer than 200 characters")
-	}
 	if p.ParentUUID != nil && *p.ParentUUID == "" {
 		p.ParentUUID = nil
 	}
-	traits := slices.Clone(p.Traits)
-	for _, tr := range traits {
-		if strings.TrimSpace(tr) == "" {
-			return models.E(models.Invalid, "traits", "a trait name cannot be empty")
-		}
+	if err := models.CheckProvider(p); err != nil {
+		return err
 	}
+	traits := slices.Clone(p.Traits)
 	slices.Sort(traits)
 	p.Traits = slices.Compact(traits)
 	if p.Traits == nil {
 		p.Traits = []string{}
-	}
-	for rc, inv := range p.Inventories {
-		if rc == "" {
-			return models.E(models.Invalid, "inventories", "a resource class name cannot be empty")
-		}
-		if inv.Total < 0 || inv.Reserved < 0 || inv.AllocationRatio < 0 {
-			return models.E(models.Invalid, "inventories", "inventory %s has a negative value", rc)
-		}
 	}
 	return nil
 }

@@ -27,7 +27,6 @@ const (
 var sizeExceptions = map[string]string{
 	"handlers/console/aggregates.go":       "split pending: members and picker, metadata",
 	"handlers/placementapi/resources.go":   "split pending: one file per Placement resource",
-	"handlers/query/inline.go":             "split pending: inlineChanges",
 	"models/cloud/read.go":                 "split pending: Client.readNova",
 	"models/cloud/rollout.go":              "split pending: PlanWorlds, Client.Rollout, Client.drift",
 	"models/cloud/world.go":                "split pending: Map",

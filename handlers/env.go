@@ -49,6 +49,14 @@ type Env struct {
 // Apply standalone, a rollout to the cloud when connected.
 type Applier interface {
 	Apply(ctx context.Context, a store.Actor, changes []scheduling.Change) (*scheduling.Applied, error)
+	// ApplyDraft applies the stored draft id at version (what the person
+	// reviewed) and consumes it: every change or none, refused while an
+	// object it touches moved since the draft first touched it.
+	ApplyDraft(ctx context.Context, a store.Actor, id string, version int64) (*scheduling.Applied, error)
+	// ImportWorldAt is the bulk form: a whole world document merged into
+	// live data (or replacing it), refused as a Conflict when any write
+	// landed since revision expect (negative: no check).
+	ImportWorldAt(ctx context.Context, a store.Actor, w *models.World, replace bool, expect int64) error
 }
 
 // Cloud is the link to a real cloud, as the kernel sees it: whether there

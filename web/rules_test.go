@@ -181,7 +181,7 @@ func TestZoneRuleAtEveryDoor(t *testing.T) {
 		if got := w.zonesOf(t, w.host.UUID); !slices.Equal(got, []string{"az1"}) {
 			t.Fatalf("draft apply: h1 is now in zones %v", got)
 		}
-		if err := st.ApplyDraft(ctx, testActor, d.ID, d.Version); models.KindOf(err) != models.Conflict || !strings.Contains(err.Error(), "availability zone") {
+		if _, err := st.ApplyDraft(ctx, testActor, d.ID, d.Version); models.KindOf(err) != models.Conflict || !strings.Contains(err.Error(), "availability zone") {
 			t.Errorf("store draft apply: %v, want a zone conflict", err)
 		}
 
@@ -320,7 +320,7 @@ func TestTagRuleAtEveryDoor(t *testing.T) {
 				if d, err = st.GetDraft(ctx, d.ID); err != nil {
 					t.Fatal(err)
 				}
-				err = st.ApplyDraft(ctx, testActor, d.ID, d.Version)
+				_, err = st.ApplyDraft(ctx, testActor, d.ID, d.Version)
 			}
 			if models.KindOf(err) != models.Invalid {
 				t.Errorf("draft tenant %q: %v, want invalid", bad, err)
@@ -351,7 +351,7 @@ func TestTagRuleAtEveryDoor(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := st.ApplyDraft(ctx, testActor, d.ID, d.Version); err != nil {
+		if _, err := st.ApplyDraft(ctx, testActor, d.ID, d.Version); err != nil {
 			t.Fatal(err)
 		}
 		one, _ := st.GetAggregate(ctx, w.az1.UUID)

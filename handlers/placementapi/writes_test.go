@@ -32,6 +32,20 @@ func (w *recordingWriter) Apply(ctx context.Context, a store.Actor, changes []sc
 	return w.st.Apply(ctx, a, changes)
 }
 
+func (w *recordingWriter) ApplyDraft(ctx context.Context, a store.Actor, id string, version int64) (*scheduling.Applied, error) {
+	w.mu.Lock()
+	w.calls = append(w.calls, []string{"draft " + id})
+	w.mu.Unlock()
+	return w.st.ApplyDraft(ctx, a, id, version)
+}
+
+func (w *recordingWriter) ImportWorldAt(ctx context.Context, a store.Actor, world *models.World, replace bool, expect int64) error {
+	w.mu.Lock()
+	w.calls = append(w.calls, []string{"import"})
+	w.mu.Unlock()
+	return w.st.ImportWorldAt(ctx, a, world, replace, expect)
+}
+
 func (w *recordingWriter) take() [][]string {
 	w.mu.Lock()
 	defer w.mu.Unlock()

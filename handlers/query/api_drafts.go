@@ -347,7 +347,7 @@ func (h *Handler) APIApplyDraft(c echo.Context) error {
 		return models.E(models.Invalid, "version", "give the draft's version (from GET /api/drafts/:id) to confirm what you reviewed")
 	}
 	id := c.Param("id")
-	if err := h.env.Store.ApplyDraft(ctx, handlers.Actor(c), id, *body.Version); err != nil {
+	if _, err := h.env.Writer.ApplyDraft(ctx, handlers.Actor(c), id, *body.Version); err != nil {
 		return err
 	}
 	h.forgetDraft(id)

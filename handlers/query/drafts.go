@@ -389,7 +389,7 @@ func (h *Handler) ApplyDraft(c echo.Context) error {
 		return handlers.SeeOther(c, "/cloud/drafts/"+d.ID)
 	}
 	version, _ := strconv.ParseInt(c.FormValue("version"), 10, 64)
-	if err := h.env.Store.ApplyDraft(ctx, handlers.Actor(c), id, version); err != nil {
+	if _, err := h.env.Writer.ApplyDraft(ctx, handlers.Actor(c), id, version); err != nil {
 		if models.KindOf(err) == models.Internal {
 			return err
 		}

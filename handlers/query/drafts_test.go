@@ -325,7 +325,7 @@ func TestRebasePage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.ApplyDraft(ctx, who, d.ID, d.Version); err != nil {
+	if _, err := st.ApplyDraft(ctx, who, d.ID, d.Version); err != nil {
 		t.Fatalf("apply after rebase: %v", err)
 	}
 	if got, _ := st.GetAggregate(ctx, agg.UUID); got.Metadata["ssd"] != "true" {

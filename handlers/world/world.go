@@ -159,7 +159,7 @@ func (h *worldPages) apply(c echo.Context) error {
 		form.Errors[""] = fmt.Sprintf("The world was changed by someone else — reload: it moved on since this preview (revision %d, now %d); upload the file again to see what it would change now.", p.plan.Revision, rev)
 		return h.render(c, http.StatusConflict, wv.WorldProps{Form: form})
 	}
-	if err := h.env.Store.ImportWorldAt(ctx, handlers.Actor(c), p.plan.World, p.plan.Replace, p.plan.Revision); err != nil {
+	if err := h.env.Writer.ImportWorldAt(ctx, handlers.Actor(c), p.plan.World, p.plan.Replace, p.plan.Revision); err != nil {
 		if models.KindOf(err) == models.Internal {
 			return err
 		}

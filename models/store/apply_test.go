@@ -559,7 +559,7 @@ func TestDraftOfPlacementChanges(t *testing.T) {
 		if d, err = s.RebaseDraft(ctx, draftActor, d.ID, d.Version, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.ApplyDraft(ctx, draftActor, d.ID, d.Version); err != nil {
+		if _, err := s.ApplyDraft(ctx, draftActor, d.ID, d.Version); err != nil {
 			t.Fatalf("ApplyDraft: %v", err)
 		}
 		p, err := s.GetProvider(ctx, created)

@@ -650,9 +650,10 @@ func draftAudit(d *Draft) map[string]any {
 // draft first touched it, and with an Invalid error naming the change when
 // a change no longer applies. Each touched aggregate and the settings are
 // written through the same checks and audit trail as a direct edit.
-func (s *Store) ApplyDraft(ctx context.Context, a Actor, id string, version int64) error {
+func (s *Store) ApplyDraft(ctx context.Context, a Actor, id string, version int64) (*scheduling.Applied, error) {
 	const op = "store.ApplyDraft"
-	return s.write(ctx, a, op, func(t *txn) error {
+	var out scheduling.Applied
+	err := s.write(ctx, a, op, func(t *txn) error {
 		d, err := findDraft(t.tx, id)
 		if err != nil {
 			return err
@@ -682,10 +683,15 @@ func (s *Store) ApplyDraft(ctx context.Context, a Actor, id string, version int6
 		// values before and after: a revert is a new draft of those.
 		applied := draftAudit(d)
 		applied["revert_changes"] = revert
+		out.Revert, out.Revision = revert, t.rev
 		// Nothing is shown struck through: the draft's content is what the
 		// apply made live.
 		return t.audit("apply", "draft", d.ID, d.Name, nil, applied)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // RevertDraftApply starts a new draft that undoes the draft applied in

@@ -236,7 +236,7 @@ func TestApplyDraftWritesEveryChangeAtOnce(t *testing.T) {
 			scheduling.Change{Op: scheduling.OpSetSettings, Settings: &scheduling.SettingsOverride{LimitTenantsToPlacementAggregate: &on}},
 		)
 		rev0, _ := s.Revision(ctx)
-		if err := s.ApplyDraft(ctx, draftActor, d.ID, d.Version); err != nil {
+		if _, err := s.ApplyDraft(ctx, draftActor, d.ID, d.Version); err != nil {
 			t.Fatalf("ApplyDraft: %v", err)
 		}
 		w, rev1, err := s.LoadWorld(ctx)
@@ -299,7 +299,7 @@ func TestApplyDraftConflictsWhenLiveDataMoved(t *testing.T) {
 			t.Fatal(err)
 		}
 		rev0, _ := s.Revision(ctx)
-		err := s.ApplyDraft(ctx, draftActor, d.ID, d.Version)
+		_, err := s.ApplyDraft(ctx, draftActor, d.ID, d.Version)
 		if models.KindOf(err) != models.Conflict || !strings.Contains(err.Error(), "aggregate aggA was changed") {
 			t.Fatalf("ApplyDraft after a concurrent edit = %v, want a conflict naming aggA", err)
 		}
@@ -317,7 +317,7 @@ func TestApplyDraftConflictsWhenLiveDataMoved(t *testing.T) {
 			t.Errorf("the draft must survive a refused apply: %v", err)
 		}
 		// A stale review is refused too.
-		if err := s.ApplyDraft(ctx, draftActor, d.ID, d.Version-1); models.KindOf(err) != models.Conflict {
+		if _, err := s.ApplyDraft(ctx, draftActor, d.ID, d.Version-1); models.KindOf(err) != models.Conflict {
 			t.Errorf("apply at a stale version = %v, want a conflict", err)
 		}
 	})
@@ -333,7 +333,7 @@ func TestApplyDraftIsAllOrNothing(t *testing.T) {
 			scheduling.Change{Op: scheduling.OpSetMetadata, Aggregate: "aggA", Key: "k", Value: "v"},
 			scheduling.Change{Op: scheduling.OpDeleteAggregate, Aggregate: "aggB"},
 		)
-		err := s.ApplyDraft(ctx, draftActor, d.ID, d.Version)
+		_, err := s.ApplyDraft(ctx, draftActor, d.ID, d.Version)
 		if models.KindOf(err) != models.Conflict || !strings.Contains(err.Error(), "cn2") {
 			t.Fatalf("ApplyDraft = %v, want a conflict naming host cn2", err)
 		}
@@ -352,7 +352,7 @@ func TestApplyDraftIsAllOrNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.ApplyDraft(ctx, draftActor, d.ID, d.Version); err != nil {
+		if _, err := s.ApplyDraft(ctx, draftActor, d.ID, d.Version); err != nil {
 			t.Fatalf("ApplyDraft: %v", err)
 		}
 		if _, err := s.GetAggregate(ctx, "aggB"); models.KindOf(err) != models.NotFound {
@@ -382,7 +382,7 @@ func TestStaleDraftCanBeRebased(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.ApplyDraft(ctx, draftActor, d.ID, d.Version); models.KindOf(err) != models.Conflict {
+		if _, err := s.ApplyDraft(ctx, draftActor, d.ID, d.Version); models.KindOf(err) != models.Conflict {
 			t.Fatalf("stale draft applied: %v", err)
 		}
 		checks, err := s.CheckDraft(ctx, d)
@@ -399,7 +399,7 @@ func TestStaleDraftCanBeRebased(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.ApplyDraft(ctx, draftActor, d.ID, d.Version); err != nil {
+		if _, err := s.ApplyDraft(ctx, draftActor, d.ID, d.Version); err != nil {
 			t.Fatalf("rebased draft: %v", err)
 		}
 		if got, _ := s.GetAggregate(ctx, b.UUID); got.Metadata["gpu"] != "1" {
@@ -421,7 +421,7 @@ func TestStaleDraftCanBeRebased(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.ApplyDraft(ctx, draftActor, d.ID, d.Version); err != nil {
+		if _, err := s.ApplyDraft(ctx, draftActor, d.ID, d.Version); err != nil {
 			t.Errorf("draft without its conflicting change: %v", err)
 		}
 	})

@@ -61,7 +61,7 @@ func TestApplyWholeDraftThenRevert(t *testing.T) {
 				t.Errorf("draft records no generation for %s: %v", key, d.Generations)
 			}
 		}
-		if err := s.ApplyDraft(ctx, draftActor, d.ID, d.Version); err != nil {
+		if _, err := s.ApplyDraft(ctx, draftActor, d.ID, d.Version); err != nil {
 			t.Fatalf("ApplyDraft: %v", err)
 		}
 		w, err := s.ExportWorld(ctx)
@@ -115,7 +115,7 @@ func TestApplyWholeDraftThenRevert(t *testing.T) {
 		if worldText(t, s) == before {
 			t.Fatal("creating the revert draft already changed live data")
 		}
-		if err := s.ApplyDraft(ctx, draftActor, rd.ID, rd.Version); err != nil {
+		if _, err := s.ApplyDraft(ctx, draftActor, rd.ID, rd.Version); err != nil {
 			t.Fatalf("apply the revert: %v", err)
 		}
 		if got := worldText(t, s); got != before {

@@ -232,9 +232,9 @@ func (h *Handler) AggregateDetail(c echo.Context) error {
 		})
 	}
 	if again, kept := retrying(c, "aggregate"); again {
-		snap, err := h.snapshot(c)
-		if err != nil {
-			return err
+		snap, serr := h.snapshot(c)
+		if serr != nil {
+			return serr
 		}
 		params, _ := c.FormParams()
 		f := aggregateForm(c, deref(agg.AvailabilityZone), forms.AggregateUpdate(params, agg, snap))
@@ -250,9 +250,9 @@ func (h *Handler) AggregateDetail(c echo.Context) error {
 		refs := forms.MemberRefs(params)
 		msg := kept[""]
 		if msg == "" {
-			snap, err := h.snapshot(c)
-			if err != nil {
-				return err
+			snap, serr := h.snapshot(c)
+			if serr != nil {
+				return serr
 			}
 			read := forms.MembersAdd(params, agg, snap)
 			msg = read.FirstError()

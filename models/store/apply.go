@@ -201,23 +201,23 @@ func (t *txn) generationOf(c scheduling.Change) (what, name string, gen int64, e
 		scheduling.OpCreateFlavor:
 		return "", "", 0, nil
 	case scheduling.OpSetExtraSpec, scheduling.OpUnsetExtraSpec, scheduling.OpUpdateFlavor, scheduling.OpDeleteFlavor:
-		f, err := findFlavor(t.tx, c.Flavor, true)
-		if err != nil {
-			return "", "", 0, err
+		f, ferr := findFlavor(t.tx, c.Flavor, true)
+		if ferr != nil {
+			return "", "", 0, ferr
 		}
 		return "flavor", f.Name, f.Generation, nil
 	case scheduling.OpDeleteServerGroup, scheduling.OpAddGroupMember, scheduling.OpRemoveGroupMember:
-		g, err := findGroupByRef(t.tx, c.ServerGroup, c.Project)
-		if err != nil {
-			return "", "", 0, err
+		g, gerr := findGroupByRef(t.tx, c.ServerGroup, c.Project)
+		if gerr != nil {
+			return "", "", 0, gerr
 		}
 		return "server group", g.Name, g.Generation, nil
 	}
 	if c.Op == scheduling.OpAddTrait || c.Op == scheduling.OpRemoveTrait || c.Op == scheduling.OpSetInventory ||
 		c.Op == scheduling.OpDeleteInventory || scheduling.IsPlacementOp(c.Op) {
-		p, err := findProvider(t.tx, c.Provider)
-		if err != nil {
-			return "", "", 0, err
+		p, perr := findProvider(t.tx, c.Provider)
+		if perr != nil {
+			return "", "", 0, perr
 		}
 		return "resource provider", p.Name, p.Generation, nil
 	}

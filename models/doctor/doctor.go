@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"corral/models"
 	"corral/models/scheduling"
 )
 
@@ -60,15 +61,15 @@ type Finding struct {
 	Fix []scheduling.Change `json:"fix,omitempty"`
 }
 
-// Key identifies the finding's subject: its code and objects. It stays
-// the same when the finding's content changes (see Fingerprint).
+// Key identifies the finding's subject: its code and a hash of its
+// objects ("tenant_comma_list/3fa2…"). It stays the same when the
+// finding's content changes (see Fingerprint).
 func (f *Finding) Key() string {
-	var b strings.Builder
-	b.WriteString(f.Code)
+	h := sha256.New()
 	for _, o := range f.Objects {
-		b.WriteString("|" + o.Kind + ":" + o.UUID)
+		h.Write([]byte(o.Kind + ":" + o.UUID + "\n"))
 	}
-	return b.String()
+	return f.Code + "/" + hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // Fingerprint is a hash of what the finding says: an acknowledgement of an
@@ -88,11 +89,14 @@ type Drift struct {
 	InNova        bool   // in Nova's aggregate, not in Placement's
 }
 
-// Input is what Check reads: the live snapshot and, when connected, the
-// last sync's membership drift.
+// Input is what Check reads: the live snapshot, Placement's consumers
+// and, when connected, the last sync's membership drift.
 type Input struct {
 	Snapshot *scheduling.Snapshot
 	Drift    []Drift
+	// Consumers are Placement's consumers with their allocations; nil
+	// reads the snapshot's world's (the live snapshot has none).
+	Consumers []models.Consumer
 }
 
 // check is one trap's finder.

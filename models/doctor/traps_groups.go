@@ -56,7 +56,11 @@ func serverGroupsViolated(in *Input) ([]Finding, error) {
 // holds capacity nobody uses. Only checked when the world has servers.
 func orphanedAllocations(in *Input) ([]Finding, error) {
 	w := in.Snapshot.World()
-	if len(w.Consumers) == 0 || len(w.Servers) == 0 {
+	consumers := in.Consumers
+	if consumers == nil {
+		consumers = w.Consumers
+	}
+	if len(consumers) == 0 || len(w.Servers) == 0 {
 		return nil, nil
 	}
 	servers := make(map[string]bool, len(w.Servers))
@@ -64,8 +68,8 @@ func orphanedAllocations(in *Input) ([]Finding, error) {
 		servers[w.Servers[i].UUID] = true
 	}
 	var out []Finding
-	for i := range w.Consumers {
-		c := &w.Consumers[i]
+	for i := range consumers {
+		c := &consumers[i]
 		if servers[c.UUID] || (c.ConsumerType != "" && c.ConsumerType != "INSTANCE") || len(c.Allocations) == 0 {
 			continue
 		}

@@ -10,8 +10,8 @@ import (
 	"encoding/json"
 	"time"
 
-	core "corral/models/doctor"
 	"corral/models/cloud"
+	core "corral/models/doctor"
 	"corral/models/store"
 )
 

@@ -54,29 +54,9 @@ func unscopedExtraSpecs(in *Input) ([]Finding, error) {
 	return out, nil
 }
 
-// distinctProjects are the projects the scheduler may treat differently
-// from a new one: those tenant keys name, and those on private flavors'
-// access lists; sorted. Every other project (an owner of servers, say) is
-// judged as a new project is, so AnyOtherProject stands for it.
-func distinctProjects(w *models.World) []string {
-	seen := map[string]bool{}
-	for i := range w.Aggregates {
-		for _, p := range scheduling.TenantTags(w.Aggregates[i].Metadata) {
-			seen[p] = true
-		}
-	}
-	for i := range w.Flavors {
-		for _, p := range w.Flavors[i].Projects {
-			seen[p] = true
-		}
-	}
-	delete(seen, "")
-	return slices.Sorted(maps.Keys(seen))
-}
-
-// flavorsFitNoHost: a flavor no project may land anywhere, not a known
-// project and not a new one. The impact matrix of the live world against
-// itself runs every project × flavor pair through the scheduler's filters.
+// flavorsFitNoHost: a flavor no project may land anywhere, not a project
+// tenant keys or access lists name and not a new one (scheduling's
+// FlavorsReach, the impact matrix's parts).
 func flavorsFitNoHost(in *Input) ([]Finding, error) {
 	s := in.Snapshot
 	w := s.World()
@@ -90,28 +70,19 @@ func flavorsFitNoHost(in *Input) ([]Finding, error) {
 	if len(flavors) == 0 || len(s.Hosts()) == 0 {
 		return nil, nil
 	}
-	projects := append(distinctProjects(w), scheduling.AnyOtherProject)
-	m, err := scheduling.ComputeImpact(s, s, projects, flavors)
+	reach, err := s.FlavorsReach(flavors)
 	if err != nil {
 		return nil, err
 	}
 	var out []Finding
-	for j, name := range flavors {
-		fits, reason := false, ""
-		for i := range m.Cells {
-			c := m.Cells[i][j]
-			fits = fits || c.Live > 0
-			if reason == "" && c.Error != "" {
-				reason = c.Error
-			}
-		}
-		if fits {
+	for _, r := range reach {
+		if r.Fits {
 			continue
 		}
-		fl, _ := s.Flavor(name)
-		detail := fmt.Sprintf("flavor %s fits no host for any project", name)
-		if reason != "" {
-			detail += ": " + reason
+		fl, _ := s.Flavor(r.Flavor)
+		detail := fmt.Sprintf("flavor %s fits no host for any project", r.Flavor)
+		if r.Error != "" {
+			detail += ": " + r.Error
 		}
 		out = append(out, Finding{Code: "flavor_fits_no_host", Severity: SeverityError, Objects: []Object{flavorObject(fl)},
 			Why:    "Every boot with this flavor ends in \"No valid host was found\", whoever asks.",

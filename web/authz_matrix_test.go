@@ -45,6 +45,7 @@ var authzMatrix = map[string]string{
 	"POST /cloud/drafts/:id/rollout":                   "FFFFN",
 	"POST /cloud/sync":                                 "FFFFT",
 	"GET /doctor":                                      "ATTTT",
+	"GET /api/doctor":                                  "ATTTT",
 	"POST /doctor/ack":                                 "FFFFT",
 	"POST /doctor/fix":                                 "FFFFT",
 	"POST /doctor/unack":                               "FFFFT",

@@ -80,7 +80,7 @@ func registerRoutes(e *echo.Echo, env *handlers.Env, loginLimit echo.MiddlewareF
 	declarePlacementBodies()
 	world.Register(g.Console, g.API, env)
 	cloudpage.Register(g.Console, env)
-	doctor.Register(g.Console, env)
+	doctor.Register(g.Console, g.API, env)
 	return g
 }
 

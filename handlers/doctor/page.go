@@ -18,10 +18,12 @@ import (
 	"corral/views/doctorview"
 )
 
-// Register mounts the Doctor page on the console group.
-func Register(console *echo.Group, env *handlers.Env) {
+// Register mounts the Doctor page on the console group and its report,
+// as `corral doctor --format json` prints it, at /api/doctor.
+func Register(console, api *echo.Group, env *handlers.Env) {
 	h := &page{env: env}
 	admin := handlers.RequireRole(models.RoleAdmin)
+	api.GET("/doctor", h.report)
 	console.GET("/doctor", h.show)
 	handlers.Body(handlers.SmallForm,
 		console.POST("/doctor/fix", h.fix, admin),
@@ -34,6 +36,15 @@ type page struct{ env *handlers.Env }
 // severityTitles are the page's section headings.
 var severityTitles = map[core.Severity]string{
 	core.SeverityError: "Errors", core.SeverityWarning: "Warnings", core.SeverityInfo: "Notes",
+}
+
+// report is GET /api/doctor: the report as JSON (docs/formats.md).
+func (h *page) report(c echo.Context) error {
+	r, err := Build(c.Request().Context(), h.env.Store)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, r)
 }
 
 // show is GET /doctor.

@@ -54,6 +54,10 @@ func TestDoctorPageListsFindingsAndLinksObjects(t *testing.T) {
 	if !reflect.DeepEqual(hrefs, want) {
 		t.Errorf("object links %v, want %v", hrefs, want)
 	}
+	obj := admin.JSON(http.MethodGet, "/api/doctor", nil).Object(t)
+	if fs, _ := obj["findings"].([]any); len(fs) != 1 || fs[0].(map[string]any)["code"] != "isolation_trait_missing" {
+		t.Errorf("/api/doctor: %v", obj)
+	}
 	if !r.Has(t, "doctor-fix-draft") || !r.Has(t, "doctor-ack-form") {
 		t.Error("an admin gets Fix as draft and Acknowledge")
 	}

@@ -3,6 +3,7 @@ package doctor
 import (
 	"sync"
 	"testing"
+	"time"
 
 	"corral/models/cloudgen"
 	"corral/models/scheduling"
@@ -42,4 +43,7 @@ func BenchmarkCheck100k(b *testing.B) {
 		n = len(fs)
 	}
 	b.ReportMetric(float64(n), "findings")
+	if per := b.Elapsed() / time.Duration(b.N); per > time.Second {
+		b.Errorf("the whole check took %v, over its budget of 1s", per)
+	}
 }

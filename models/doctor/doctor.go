@@ -109,6 +109,7 @@ var checks = []check{
 	metadataTooLong,
 	hostInTwoZones,
 	reservationPrefixMissing,
+	reservationNotForbidden,
 	disabledHostInTenantAggregate,
 	unscopedExtraSpecs,
 	flavorsFitNoHost,

@@ -98,6 +98,12 @@ var trapCases = []trapCase{
 			w.Aggregates[1].Metadata["reservation"] = "gpu"
 			w.Flavors = append(w.Flavors, models.Flavor{ID: "2", Name: "g1", VCPUs: 1, ExtraSpecs: map[string]string{"reservation:gpu": "true"}})
 		}},
+	{code: "reservation_not_forbidden", severity: SeverityWarning, wantFix: true, objects: []string{"tenant-p1", "g1"},
+		trap: func(w *models.World) {
+			w.Settings.DefaultForbiddenMemberPrefix = "resv:"
+			w.Aggregates[1].Metadata["reservation:gpu"] = "true"
+			w.Flavors = append(w.Flavors, models.Flavor{ID: "2", Name: "g1", VCPUs: 1, ExtraSpecs: map[string]string{"reservation:gpu": "true"}})
+		}},
 	{code: "disabled_host_in_tenant_aggregate", severity: SeverityWarning, wantFix: true, objects: []string{"h3", "tenant-p1"},
 		trap: func(w *models.World) { w.Providers[2].Traits = []string{traitStatusDisabled} }},
 	{code: "flavor_unscoped_extra_spec", severity: SeverityError, wantFix: true, objects: []string{"m1.small"},
@@ -150,8 +156,15 @@ func TestEachTrapIsFoundAndItsFixRemovesIt(t *testing.T) {
 			if err != nil {
 				t.Fatalf("fix does not apply: %v", err)
 			}
-			if left := withCode(run(t, fixed), tc.code); len(left) != 0 {
+			after := run(t, fixed)
+			if left := withCode(after, tc.code); len(left) != 0 {
 				t.Errorf("the fix leaves %+v", left)
+			}
+			// A fix must not make another trap.
+			for _, f := range after {
+				if len(withCode(run(t, w), f.Code)) == 0 {
+					t.Errorf("the fix makes %s: %s", f.Code, f.Detail)
+				}
 			}
 		})
 	}

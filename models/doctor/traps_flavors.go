@@ -166,3 +166,58 @@ func looksLikePool(a *models.Aggregate, id string) bool {
 	}
 	return false
 }
+
+// reservationNotForbidden: with a default-forbidden prefix other than the
+// required one, an aggregate carrying a reservation a flavor asks for
+// (<required prefix><id>) but not <forbidden prefix><id> is not kept from
+// other flavors: they land on the reserved hosts. The fix tags the
+// aggregate and the reservation's flavors with both, as a Blazar import
+// does, so the reservation's flavors still reach it.
+func reservationNotForbidden(in *Input) ([]Finding, error) {
+	w := in.Snapshot.World()
+	req, forb := w.Settings.RequiredMemberPrefix, w.Settings.DefaultForbiddenMemberPrefix
+	if req == "" || forb == "" || req == forb {
+		return nil, nil
+	}
+	asked := map[string][]*models.Flavor{}
+	for i := range w.Flavors {
+		for k := range w.Flavors[i].ExtraSpecs {
+			if scheduling.IsReservationKey(k, req) {
+				asked[k[len(req):]] = append(asked[k[len(req):]], &w.Flavors[i])
+			}
+		}
+	}
+	var out []Finding
+	for i := range w.Aggregates {
+		a := &w.Aggregates[i]
+		var ids []string
+		for _, k := range sortedKeys(a.Metadata) {
+			id, ok := strings.CutPrefix(k, req)
+			if _, forbidden := a.Metadata[forb+id]; ok && id != "" && len(asked[id]) > 0 && !forbidden {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		f := Finding{Code: "reservation_not_forbidden", Severity: SeverityWarning, Objects: []Object{aggObject(a)},
+			Why: "Flavors without a " + forb + " key are kept only off aggregates carrying one, so other flavors land on this reservation's hosts."}
+		var keys []string
+		fixed := map[string]bool{}
+		for _, id := range ids {
+			keys = append(keys, req+id)
+			f.Fix = append(f.Fix, scheduling.Change{Op: scheduling.OpSetMetadata, Aggregate: a.Name, Key: forb + id, Value: scheduling.ReservationTagValue})
+			for _, fl := range asked[id] {
+				if _, has := fl.ExtraSpecs[forb+id]; has || fixed[fl.Name+forb+id] {
+					continue
+				}
+				fixed[fl.Name+forb+id] = true
+				f.Objects = append(f.Objects, flavorObject(fl))
+				f.Fix = append(f.Fix, scheduling.Change{Op: scheduling.OpSetExtraSpec, Flavor: fl.Name, Key: forb + id, Value: scheduling.ReservationTagValue})
+			}
+		}
+		f.Detail = fmt.Sprintf("aggregate %s carries %s but not the default-forbidden %s key", a.Name, strings.Join(keys, ", "), forb+"<id>")
+		out = append(out, f)
+	}
+	return out, nil
+}

@@ -72,6 +72,12 @@ func (f *Finding) Key() string {
 	return f.Code + "/" + hex.EncodeToString(h.Sum(nil)[:8])
 }
 
+// Involves reports whether the finding names the object of that kind and
+// UUID (a flavor's id): what a page about one host or aggregate shows.
+func (f *Finding) Involves(kind, uuid string) bool {
+	return slices.ContainsFunc(f.Objects, func(o Object) bool { return o.Kind == kind && o.UUID == uuid })
+}
+
 // Fingerprint is a hash of what the finding says: an acknowledgement of an
 // older fingerprint no longer silences it.
 func (f *Finding) Fingerprint() string {

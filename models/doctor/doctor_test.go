@@ -252,6 +252,9 @@ func TestFindingsAreOrderedAndKeyed(t *testing.T) {
 	if b.Key() != a.Key() || b.Fingerprint() == before {
 		t.Errorf("key %q→%q, fingerprint %q→%q: the key must hold and the fingerprint move", a.Key(), b.Key(), before, b.Fingerprint())
 	}
+	if !a.Involves(KindAggregate, w.Aggregates[1].UUID) || a.Involves(KindAggregate, w.Aggregates[0].UUID) || a.Involves(KindProvider, w.Aggregates[1].UUID) {
+		t.Error("Involves")
+	}
 	if !HasErrors(fs) || HasErrors(fs[1:]) {
 		t.Error("HasErrors")
 	}

@@ -33,7 +33,7 @@ func cmdDoctor(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := noArgs(pos); err != nil {
+	if err = noArgs(pos); err != nil {
 		return err
 	}
 	if *format != "text" && *format != "json" {
@@ -51,7 +51,7 @@ func cmdDoctor(args []string, stdout io.Writer) error {
 	if *format == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(r); err != nil {
+		if err = enc.Encode(r); err != nil {
 			return err
 		}
 	} else {

@@ -137,8 +137,8 @@ func (h *page) fix(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	name := "Doctor: " + e.Detail
-	if len(name) > 200 {
-		name = name[:200] + "…"
+	if r := []rune(name); len(r) > 200 {
+		name = string(r[:200]) + "…"
 	}
 	d, err := h.env.Store.CreateDraft(ctx, handlers.Actor(c), name)
 	if err == nil {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -137,8 +138,12 @@ func (h *page) fix(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	name := "Doctor: " + e.Detail
-	if r := []rune(name); len(r) > 200 {
-		name = string(r[:200]) + "…"
+	if len(name) > 240 { // a draft name holds 255 bytes
+		cut := 240
+		for cut > 0 && !utf8.RuneStart(name[cut]) {
+			cut--
+		}
+		name = name[:cut] + "…"
 	}
 	d, err := h.env.Store.CreateDraft(ctx, handlers.Actor(c), name)
 	if err == nil {

@@ -19,7 +19,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/models"
-	"corral/models/cloud"
 	"corral/models/scheduling"
 	"corral/models/store"
 )
@@ -34,9 +33,9 @@ type Env struct {
 	// Sessions signs console users in and out; web.New sets it up from the
 	// store's session keys when it is nil.
 	Sessions *Sessions
-	// Cloud syncs the live state from a real cloud (connected mode); nil
-	// when corral runs standalone.
-	Cloud *cloud.Syncer
+	// Cloud is the link to a real cloud (connected mode); nil when corral
+	// runs standalone.
+	Cloud Cloud
 	// Writer is the one write path every door hands its changes to: the
 	// store when corral runs standalone, the cloud when connected. web.New
 	// sets it to the store when it is nil. A door never knows which it has.
@@ -50,6 +49,15 @@ type Env struct {
 // Apply standalone, a rollout to the cloud when connected.
 type Applier interface {
 	Apply(ctx context.Context, a store.Actor, changes []scheduling.Change) (*scheduling.Applied, error)
+}
+
+// Cloud is the link to a real cloud, as the kernel sees it: whether there
+// is one, and how to name it. The kernel links no cloud client, so that
+// the JSON APIs do not; the Cloud page asks the link for more (syncs and
+// rollouts) through its own, larger interface.
+type Cloud interface {
+	// Connection describes the connection without secrets.
+	Connection() string
 }
 
 // ErrorRenderer writes the response for a failed request under a URL prefix

@@ -64,18 +64,6 @@ func FormErrors(err error) (errs map[string]string, ok bool) {
 	return map[string]string{models.FieldOf(err): msg}, true
 }
 
-// FormStatus is the status of a page re-shown with errors: the error's own
-// status (400, 409, …) so that scripts notice.
-func FormStatus(errs map[string]string, err error) int {
-	if len(errs) == 0 {
-		return http.StatusOK
-	}
-	if err == nil {
-		return http.StatusUnprocessableEntity
-	}
-	return StatusOf(err)
-}
-
 // Page bounds for lists.
 const (
 	DefaultPageSize = 50

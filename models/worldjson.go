@@ -438,9 +438,6 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 				given.Flavors[i] |= n.field
 			}
 		}
-		if vcpus < 0 || ram < 0 || disk < 0 {
-			return nil, E(Invalid, p, "vcpus, ram_mb and disk_gb must not be negative")
-		}
 		id := d.ID
 		if id == "" {
 			id = NewUUID()
@@ -569,6 +566,10 @@ func DecodeWorldJSON(data []byte, path string) (*World, error) {
 			given.Settings = append(given.Settings, k)
 		}
 		sort.Strings(given.Settings)
+	}
+	// Whatever door the document came through, the same rules answer.
+	if err := w.Validate(); err != nil {
+		return nil, under(path, err)
 	}
 	return w, nil
 }

@@ -39,7 +39,7 @@ func cmdRollout(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	d, plan, err := cloud.PlanDraft(ctx, st, *draftID)
+	plan, err := cloud.PlanDraft(ctx, st, *draftID)
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func cmdRollout(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer client.Close()
-	rep, err := client.RolloutDraft(ctx, st, cliActor(), d, plan, conn.Describe())
+	rep, err := client.RolloutDraft(ctx, st, cliActor(), plan, conn.Describe())
 	if rep != nil {
 		printRollout(stdout, rep)
 	}

@@ -117,6 +117,12 @@ func printSync(w io.Writer, res *cloud.SyncResult, dryRun bool) {
 	}
 }
 
+// The store is what the cloud adapter reads from and writes to.
+var (
+	_ cloud.SyncerStore = (*store.Store)(nil)
+	_ cloud.DraftStore  = (*store.Store)(nil)
+)
+
 // serveCloud is serve's connected mode: the connection flags and
 // --sync-every.
 type serveCloud struct {

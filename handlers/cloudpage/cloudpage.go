@@ -3,6 +3,7 @@
 package cloudpage
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -28,13 +29,29 @@ func Register(console *echo.Group, env *handlers.Env) {
 	handlers.Body(handlers.SmallForm, console.POST("/cloud/drafts/:id/rollout", h.rollout, handlers.RequireRole(models.RoleAdmin)))
 }
 
+// syncer is what the page asks of the cloud link: the kernel's Cloud, and
+// syncs and rollouts (a *cloud.Syncer, which web wires in).
+type syncer interface {
+	handlers.Cloud
+	Running() bool
+	Interval() time.Duration
+	SyncNow(ctx context.Context, actor models.Actor) (*cloud.SyncResult, error)
+	Rollout(ctx context.Context, actor models.Actor, p *cloud.Plan) (*cloud.RolloutReport, error)
+}
+
+// syncer is the connected cloud, or nil when corral runs standalone.
+func (h *page) syncer() syncer {
+	s, _ := h.env.Cloud.(syncer)
+	return s
+}
+
 func isAdmin(c echo.Context) bool {
 	u := handlers.CurrentUser(c)
 	return u != nil && u.Role == models.RoleAdmin
 }
 
-func planProps(d *store.Draft, p *cloud.Plan) cloudview.PlanProps {
-	pl := cloudview.PlanProps{DraftID: d.ID, DraftName: d.Name, NotRolledOut: p.NotRolledOut}
+func planProps(p *cloud.Plan) cloudview.PlanProps {
+	pl := cloudview.PlanProps{DraftID: p.DraftID, DraftName: p.DraftName, NotRolledOut: p.NotRolledOut}
 	for _, s := range p.Steps {
 		pl.Calls = append(pl.Calls, cloudview.Call{Service: s.Service, Call: s.String(), Openstack: s.Openstack})
 	}
@@ -52,14 +69,14 @@ func errStandalone(draft string) error {
 
 // plan is GET /cloud/drafts/:id: the calls a rollout of the draft makes.
 func (h *page) plan(c echo.Context) error {
-	if h.env.Cloud == nil {
+	if h.syncer() == nil {
 		return errStandalone(c.Param("id"))
 	}
-	d, p, err := cloud.PlanDraft(c.Request().Context(), h.env.Store, c.Param("id"))
+	p, err := cloud.PlanDraft(c.Request().Context(), h.env.Store, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	pl := planProps(d, p)
+	pl := planProps(p)
 	pl.CanRollout = isAdmin(c) && len(p.Steps) > 0
 	return handlers.Render(c, http.StatusOK, cloudview.Plan(layout.Page(c, "Rollout", "cloud"), pl))
 }
@@ -67,25 +84,25 @@ func (h *page) plan(c echo.Context) error {
 // rollout is POST /cloud/drafts/:id/rollout: the plan goes to the cloud;
 // the page then shows what was done.
 func (h *page) rollout(c echo.Context) error {
-	s := h.env.Cloud
+	s := h.syncer()
 	if s == nil {
 		return errStandalone(c.Param("id"))
 	}
 	ctx := c.Request().Context()
-	d, p, err := cloud.PlanDraft(ctx, h.env.Store, c.Param("id"))
+	p, err := cloud.PlanDraft(ctx, h.env.Store, c.Param("id"))
 	if err != nil {
 		return err
 	}
 	u := handlers.CurrentUser(c)
-	rep, err := s.Rollout(ctx, store.Actor{Name: u.Name, Via: "console", Role: u.Role, ProjectID: u.ProjectID}, d, p)
+	rep, err := s.Rollout(ctx, models.Actor{Name: u.Name, Via: "console", Role: u.Role, ProjectID: u.ProjectID}, p)
 	if errors.Is(err, cloud.ErrBusy) {
 		handlers.AddFlash(c, handlers.FlashWarning, "A sync is running; roll out again when it ends.")
-		return c.Redirect(http.StatusSeeOther, "/cloud/drafts/"+d.ID)
+		return c.Redirect(http.StatusSeeOther, "/cloud/drafts/"+p.DraftID)
 	}
 	if rep == nil {
 		return err
 	}
-	pl := planProps(d, p)
+	pl := planProps(p)
 	pl.Calls, pl.Drift, pl.Mirrored, pl.UndoID = nil, rep.Drift, rep.Mirrored, rep.UndoID
 	for _, st := range rep.Done {
 		pl.Done = append(pl.Done, st.String())
@@ -97,7 +114,7 @@ func (h *page) rollout(c echo.Context) error {
 		pl.Failed, pl.Error = rep.Failed.String(), rep.Error
 	}
 	if len(rep.Drift) > 0 {
-		pl.Calls = planProps(d, p).Calls
+		pl.Calls = planProps(p).Calls
 	}
 	status := http.StatusOK
 	if err != nil {
@@ -117,11 +134,11 @@ type page struct{ env *handlers.Env }
 func (h *page) show(c echo.Context) error {
 	p := layout.Page(c, "Cloud", "cloud")
 	props := cloudview.Props{}
-	if s := h.env.Cloud; s != nil {
+	if s := h.syncer(); s != nil {
 		ctx := c.Request().Context()
 		props.Connected, props.Connection, props.Running = true, s.Connection(), s.Running()
-		if s.Every > 0 {
-			props.Every = s.Every.String()
+		if every := s.Interval(); every > 0 {
+			props.Every = every.String()
 		}
 		props.CanSync = isAdmin(c)
 		last, err := h.env.Store.LastSuccessfulSync(ctx)
@@ -152,23 +169,20 @@ func view(r store.SyncRecord) cloudview.Sync {
 			v.Changes = append(v.Changes, ch.String())
 		}
 	}
-	var dis []cloud.Disagreement
-	if json.Unmarshal([]byte(r.Disagreements), &dis) == nil {
-		for _, d := range dis {
-			v.Disagreements = append(v.Disagreements, d.Message)
-		}
+	for _, d := range r.Disagreements {
+		v.Disagreements = append(v.Disagreements, d.Message)
 	}
 	_ = json.Unmarshal([]byte(r.Warnings), &v.Warnings)
 	return v
 }
 
 func (h *page) syncNow(c echo.Context) error {
-	s := h.env.Cloud
+	s := h.syncer()
 	if s == nil {
 		return models.E(models.Invalid, "", "corral runs standalone: there is no cloud to sync")
 	}
 	u := handlers.CurrentUser(c)
-	actor := store.Actor{Name: u.Name, Via: "console", Role: u.Role, ProjectID: u.ProjectID}
+	actor := models.Actor{Name: u.Name, Via: "console", Role: u.Role, ProjectID: u.ProjectID}
 	res, err := s.SyncNow(c.Request().Context(), actor)
 	switch {
 	case errors.Is(err, cloud.ErrBusy):

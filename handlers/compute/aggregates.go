@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,6 +18,7 @@ import (
 	js "corral/handlers/jsonschema"
 	"corral/models"
 	"corral/models/pycompat"
+	"corral/models/scheduling"
 	"corral/models/store"
 )
 
@@ -200,11 +203,30 @@ func (api *API) bodyFor(c echo.Context, s js.Schema) (*pycompat.Object, error) {
 	return validateBody(s, raw)
 }
 
+// nameConflict words a taken aggregate name as Nova does: the store's
+// conflict, or the applier's refusal of the change that names it.
 func nameConflict(err error, name string) error {
-	if models.KindOf(err) == models.Conflict && models.FieldOf(err) == "name" {
+	field := models.FieldOf(err)
+	if i := strings.Index(field, "]."); strings.HasPrefix(field, "changes[") && i >= 0 {
+		field = field[i+2:]
+	}
+	taken := models.KindOf(err) == models.Conflict && field == "name" ||
+		models.KindOf(err) == models.Invalid && (field == "aggregate" || field == "value") && strings.Contains(err.Error(), "already exists")
+	if taken {
 		return faultf(http.StatusConflict, fmt.Sprintf("Aggregate %s already exists.", name))
 	}
 	return nil
+}
+
+// apply hands changes to the one write path (Env.Writer) as the caller.
+func (api *API) apply(c echo.Context, changes ...scheduling.Change) error {
+	_, err := api.env.Writer.Apply(c.Request().Context(), handlers.Actor(c), changes)
+	return err
+}
+
+// written loads the aggregate a change wrote, to answer with it.
+func (api *API) written(c echo.Context, uuid string) (*models.Aggregate, error) {
+	return api.env.Store.GetAggregate(c.Request().Context(), uuid)
 }
 
 // POST /os-aggregates
@@ -219,17 +241,21 @@ func (api *API) createAggregate(c echo.Context) error {
 	av, _ := body.Get("aggregate")
 	in := av.(*pycompat.Object)
 	nv, _ := in.Get("name")
-	a := &models.Aggregate{Name: pycompat.Strip(nv.(string)), Metadata: map[string]string{}}
+	create := scheduling.Change{Op: scheduling.OpCreateAggregate, Aggregate: pycompat.Strip(nv.(string)), UUID: models.NewUUID()}
 	if z, ok := in.Get("availability_zone"); ok {
 		if s, _ := z.(string); s != "" {
 			s = pycompat.Strip(s)
-			a.AvailabilityZone = &s
+			create.AvailabilityZone = &s
 		}
 	}
-	if err := api.env.Store.CreateAggregate(c.Request().Context(), handlers.Actor(c), a); err != nil {
-		if f := nameConflict(err, a.Name); f != nil {
+	if err := api.apply(c, create); err != nil {
+		if f := nameConflict(err, create.Aggregate); f != nil {
 			return f
 		}
+		return err
+	}
+	a, err := api.written(c, create.UUID)
+	if err != nil {
 		return err
 	}
 	return writeJSON(c, http.StatusOK, doc{{"aggregate", FormatAggregate(version(c), a, nil, false)}})
@@ -301,13 +327,18 @@ func (api *API) updateAggregate(c echo.Context) error {
 			return err
 		}
 	}
-	out, err := api.env.Store.UpdateAggregate(c.Request().Context(), handlers.Actor(c), a.UUID, store.AnyGeneration, func(x *models.Aggregate) error {
-		x.Name = name
-		if setAZ {
-			x.AvailabilityZone = newAZ
-		}
-		return nil
-	})
+	var changes []scheduling.Change
+	if setAZ {
+		changes = append(changes, scheduling.Change{Op: scheduling.OpSetZone, Aggregate: a.UUID, AvailabilityZone: newAZ})
+	}
+	if name != a.Name {
+		changes = append(changes, scheduling.Change{Op: scheduling.OpRenameAggregate, Aggregate: a.UUID, Value: name})
+	}
+	err := api.apply(c, changes...)
+	var out *models.Aggregate
+	if err == nil {
+		out, err = api.written(c, a.UUID)
+	}
 	if err != nil {
 		if f := nameConflict(err, name); f != nil {
 			return f
@@ -337,7 +368,7 @@ func (api *API) deleteAggregate(c echo.Context) error {
 	if len(hostsOf(a, provs)) > 0 {
 		return notEmpty
 	}
-	if err := api.env.Store.DeleteAggregate(c.Request().Context(), handlers.Actor(c), a.UUID, store.AnyGeneration); err != nil {
+	if err := api.apply(c, scheduling.Change{Op: scheduling.OpDeleteAggregate, Aggregate: a.UUID}); err != nil {
 		if models.KindOf(err) == models.Conflict && models.FieldOf(err) == "members" {
 			return notEmpty // a host was added meanwhile
 		}
@@ -419,16 +450,14 @@ func (api *API) addHost(c echo.Context, raw []byte) error {
 	if f != nil {
 		return f
 	}
-	exists := faultf(http.StatusConflict, fmt.Sprintf("Aggregate %d already has host %s.", a.ID, host))
-	out, err := api.env.Store.UpdateAggregate(ctx, handlers.Actor(c), a.UUID, store.AnyGeneration, func(x *models.Aggregate) error {
-		for _, m := range x.Members {
-			if m == p.UUID {
-				return exists
-			}
-		}
-		x.Members = append(x.Members, p.UUID)
-		return nil
-	})
+	if slices.Contains(a.Members, p.UUID) {
+		return faultf(http.StatusConflict, fmt.Sprintf("Aggregate %d already has host %s.", a.ID, host))
+	}
+	err = api.apply(c, scheduling.Change{Op: scheduling.OpAddMember, Aggregate: a.UUID, Provider: p.UUID})
+	var out *models.Aggregate
+	if err == nil {
+		out, err = api.written(c, a.UUID)
+	}
 	if err != nil {
 		if zf := zoneFault(err, a, "Cannot add host to aggregate", http.StatusConflict); zf != nil {
 			return zf
@@ -464,23 +493,18 @@ func (api *API) removeHost(c echo.Context, raw []byte) error {
 	if f != nil {
 		return cannot
 	}
-	out, err := api.env.Store.UpdateAggregate(ctx, handlers.Actor(c), a.UUID, store.AnyGeneration, func(x *models.Aggregate) error {
-		kept := x.Members[:0]
-		found := false
-		for _, m := range x.Members {
-			if m == p.UUID {
-				found = true
-				continue
-			}
-			kept = append(kept, m)
-		}
-		if !found {
-			return cannot
-		}
-		x.Members = kept
-		return nil
-	})
+	if !slices.Contains(a.Members, p.UUID) {
+		return cannot
+	}
+	err = api.apply(c, scheduling.Change{Op: scheduling.OpRemoveMember, Aggregate: a.UUID, Provider: p.UUID})
+	var out *models.Aggregate
+	if err == nil {
+		out, err = api.written(c, a.UUID)
+	}
 	if err != nil {
+		if models.KindOf(err) == models.Invalid && strings.HasSuffix(models.FieldOf(err), ".provider") {
+			return cannot // removed meanwhile
+		}
 		return storeFault(err, func() error { return cannot })
 	}
 	return api.renderAggregate(c, out)
@@ -511,17 +535,27 @@ func (api *API) setMetadata(c echo.Context, raw []byte) error {
 			return err
 		}
 	}
-	out, err := api.env.Store.UpdateAggregate(c.Request().Context(), handlers.Actor(c), a.UUID, store.AnyGeneration, func(x *models.Aggregate) error {
-		// Nova merges: a null value deletes the key, others are set.
-		for _, k := range meta.Keys {
-			if s, ok := meta.Vals[k].(string); ok {
-				x.Metadata[k] = s
-			} else {
-				delete(x.Metadata, k)
-			}
+	// Nova merges: a null value deletes the key (if it is there), others
+	// are set.
+	md := maps.Clone(a.Metadata)
+	if md == nil {
+		md = map[string]string{}
+	}
+	var changes []scheduling.Change
+	for _, k := range meta.Keys {
+		if s, ok := meta.Vals[k].(string); ok {
+			md[k] = s
+			changes = append(changes, scheduling.Change{Op: scheduling.OpSetMetadata, Aggregate: a.UUID, Key: k, Value: s})
+		} else if _, had := md[k]; had {
+			delete(md, k)
+			changes = append(changes, scheduling.Change{Op: scheduling.OpUnsetMetadata, Aggregate: a.UUID, Key: k})
 		}
-		return nil
-	})
+	}
+	err := api.apply(c, changes...)
+	var out *models.Aggregate
+	if err == nil {
+		out, err = api.written(c, a.UUID)
+	}
 	if err != nil {
 		if zf := zoneFault(err, a, "Cannot update metadata of aggregate", http.StatusBadRequest); zf != nil {
 			return zf

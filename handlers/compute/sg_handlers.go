@@ -7,6 +7,7 @@ import (
 
 	"corral/handlers"
 	"corral/models"
+	"corral/models/scheduling"
 	"corral/models/store"
 )
 
@@ -60,18 +61,17 @@ func (api *API) createServerGroup(c echo.Context) error {
 	if f := serverGroupPolicy(sgCreate, who, who.ProjectID); f != nil {
 		return f
 	}
-	g := &models.ServerGroup{
-		Name:      spec.Name,
-		ProjectID: who.ProjectID,
-		UserID:    who.UserID,
-		Policy:    spec.Policy,
-		Rules:     spec.Rules,
-		Members:   []string{},
-	}
-	if err := api.env.Store.CreateServerGroup(c.Request().Context(), handlers.Actor(c), g); err != nil {
+	create := scheduling.Change{Op: scheduling.OpCreateServerGroup, ServerGroup: spec.Name, UUID: models.NewUUID(),
+		Project: who.ProjectID, User: who.UserID, Policy: spec.Policy, Rules: spec.Rules}
+	_, err := api.env.Writer.Apply(c.Request().Context(), handlers.Actor(c), []scheduling.Change{create})
+	if err != nil {
 		if models.KindOf(err) == models.OverQuota {
 			return faultf(http.StatusForbidden, "Quota exceeded, too many server groups.")
 		}
+		return err
+	}
+	g, err := api.env.Store.GetServerGroup(c.Request().Context(), create.UUID)
+	if err != nil {
 		return err
 	}
 	return writeJSON(c, http.StatusOK, doc{{"server_group", FormatServerGroup(v, g)}})
@@ -118,7 +118,7 @@ func (api *API) deleteServerGroup(c echo.Context) error {
 	if f := serverGroupPolicy(sgDelete, who, g.ProjectID); f != nil {
 		return f
 	}
-	err := api.env.Store.DeleteServerGroup(c.Request().Context(), handlers.Actor(c), g.UUID, store.AnyGeneration)
+	_, err := api.env.Writer.Apply(c.Request().Context(), handlers.Actor(c), []scheduling.Change{{Op: scheduling.OpDeleteServerGroup, ServerGroup: g.UUID}})
 	if err != nil {
 		return storeFault(err, func() error { return groupNotFound(id) })
 	}

@@ -15,8 +15,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/forms"
 	"corral/handlers/layout"
 	"corral/models"
+	"corral/models/scheduling"
 	"corral/models/store"
 	"corral/views"
 	cv "corral/views/console"
@@ -103,9 +105,9 @@ func (h *Handler) renderNew(c echo.Context, status int, f cv.AggregateForm) erro
 	return handlers.Render(c, status, cv.AggregateNew(layout.Page(c, "New aggregate", "aggregates"), f))
 }
 
-// readAggregateForm reads name and zone and checks the zone warning was
-// acknowledged when the zone changes.
-func readAggregateForm(c echo.Context, currentAZ string) cv.AggregateForm {
+// aggregateForm is the name and zone form as typed, with the reader's
+// refusals and the acknowledgement it still needs.
+func aggregateForm(c echo.Context, currentAZ string, read forms.Read) cv.AggregateForm {
 	f := cv.AggregateForm{
 		Name:      strings.TrimSpace(c.FormValue("name")),
 		AZ:        strings.TrimSpace(c.FormValue("availability_zone")),
@@ -114,33 +116,15 @@ func readAggregateForm(c echo.Context, currentAZ string) cv.AggregateForm {
 		Hosts:     c.FormValue("hosts"),
 		Errors:    map[string]string{},
 	}
-	if f.Name == "" {
-		f.Errors["name"] = "An aggregate needs a name."
-	} else if len(f.Name) > 255 {
-		f.Errors["name"] = "Use at most 255 characters."
-	}
-	if len(f.AZ) > 255 {
-		f.Errors["availability_zone"] = "Use at most 255 characters."
-	} else if strings.ContainsAny(f.AZ, ":") {
-		// Nova refuses zone names with a colon: "az:host" is its syntax
-		// for forcing a host.
-		f.Errors["availability_zone"] = "A zone name cannot contain “:” (Nova reads “zone:host” as a forced host)."
-	}
-	if f.AZ != currentAZ && !f.ConfirmAZ && f.Errors["availability_zone"] == "" {
-		if f.AZ == "" {
-			f.Errors["confirm_az"] = fmt.Sprintf("Clearing zone “%s” needs your confirmation: tick the box.", currentAZ)
-		} else {
-			f.Errors["confirm_az"] = fmt.Sprintf("Setting zone “%s” needs your confirmation: tick the box.", f.AZ)
-		}
-	}
+	maps.Copy(f.Errors, read.Confirm)
+	maps.Copy(f.Errors, read.Errors)
 	return f
 }
 
 // AggregateCreate creates an aggregate, with its zone and hosts, in one
 // transaction (POST /aggregates).
 func (h *Handler) AggregateCreate(c echo.Context) error {
-	ctx := c.Request().Context()
-	f, members, err := h.readNewAggregate(c)
+	f, read, err := h.readNewAggregate(c)
 	if err != nil {
 		return err
 	}
@@ -149,51 +133,42 @@ func (h *Handler) AggregateCreate(c echo.Context) error {
 	if len(f.Errors) > 0 {
 		return retryForm(c, "/aggregates/new", "aggregate-new", f.Errors, "")
 	}
-	agg := &models.Aggregate{Name: f.Name, Members: members}
-	if f.AZ != "" {
-		agg.AvailabilityZone = &f.AZ
-	}
-	if err := h.store().CreateAggregate(ctx, handlers.Actor(c), agg); err != nil {
+	changes := read.Changes
+	id := models.NewUUID()
+	changes[0].UUID = id
+	if _, err := h.apply(c, changes); err != nil {
 		if !userError(err) {
 			return err
 		}
 		return retryForm(c, "/aggregates/new", "aggregate-new",
-			placeError(err, map[string]string{"name": "name", "members": "hosts", "availability_zone": "availability_zone"}), "")
+			placeError(err, map[string]string{"aggregate": "name", "name": "name", "members": "hosts", "provider": "hosts", "availability_zone": "availability_zone"}), "")
 	}
-	msg := fmt.Sprintf("Aggregate “%s” created", agg.Name)
+	msg := fmt.Sprintf("Aggregate “%s” created", f.Name)
 	if f.AZ != "" {
 		msg += fmt.Sprintf(" in zone “%s”", f.AZ)
 	}
-	if n := len(agg.Members); n > 0 {
+	if n := len(changes) - 1; n > 0 {
 		msg += " with " + views.Plural(n, "member", "members")
 	}
-	return redirectFlash(c, handlers.FlashSuccess, msg+".", "/aggregates/"+agg.UUID)
+	return redirectFlash(c, handlers.FlashSuccess, msg+".", "/aggregates/"+id)
 }
 
-// readNewAggregate reads and checks the new-aggregate form, with the
-// providers its hosts field names.
-func (h *Handler) readNewAggregate(c echo.Context) (cv.AggregateForm, []string, error) {
-	f := readAggregateForm(c, "")
-	var members []string
-	if refs := splitList(f.Hosts); len(refs) > 0 {
-		provs, missing, err := h.resolveProviders(c, refs)
-		if err != nil {
-			return f, nil, err
-		}
-		if len(missing) > 0 {
-			f.Errors["hosts"] = "No such provider: " + strings.Join(missing, ", ") + ". Nothing was created."
-		}
-		for _, p := range provs {
-			members = append(members, p.UUID)
-		}
+// readNewAggregate reads and checks the new-aggregate form
+// (forms.AggregateCreate).
+func (h *Handler) readNewAggregate(c echo.Context) (cv.AggregateForm, forms.Read, error) {
+	snap, err := h.snapshot(c)
+	if err != nil {
+		return cv.AggregateForm{}, forms.Read{}, err
 	}
-	return f, members, nil
+	params, _ := c.FormParams()
+	read := forms.AggregateCreate(params, snap)
+	return aggregateForm(c, "", read), read, nil
 }
 
 // placeError turns a store refusal into form messages, putting it next to
 // the field it names (fields maps the store's field to the form's).
 func placeError(err error, fields map[string]string) map[string]string {
-	field := fields[models.FieldOf(err)]
+	field := fields[forms.Field(err)]
 	msg := errMsg(err)
 	if isStale(err) {
 		msg = "Not saved: " + msg + "."
@@ -242,11 +217,10 @@ func (h *Handler) AggregateDetail(c echo.Context) error {
 		return err
 	}
 	if c.QueryParam("retry") == "metadata" {
-		st, _, serr := h.store().GetSettings(c.Request().Context())
+		rows, probs, serr := h.submittedMetadata(c, agg)
 		if serr != nil {
 			return serr
 		}
-		rows, _, probs := submittedMetadata(c, agg, st)
 		gen, gerr := formGeneration(c)
 		return h.renderDetail(c, http.StatusOK, agg, func(d *cv.AggregateDetailProps) {
 			d.Metadata = metadataEditor(agg, nil, rows, false)
@@ -258,26 +232,30 @@ func (h *Handler) AggregateDetail(c echo.Context) error {
 		})
 	}
 	if again, kept := retrying(c, "aggregate"); again {
-		cur := deref(agg.AvailabilityZone)
-		f := readAggregateForm(c, cur)
+		snap, err := h.snapshot(c)
+		if err != nil {
+			return err
+		}
+		params, _ := c.FormParams()
+		f := aggregateForm(c, deref(agg.AvailabilityZone), forms.AggregateUpdate(params, agg, snap))
 		f.UUID, f.Generation = agg.UUID, agg.Generation
 		if gen, gerr := formGeneration(c); gerr == nil {
 			f.Generation = gen
-		}
-		if f.Name == agg.Name && f.AZ == cur {
-			delete(f.Errors, "confirm_az")
 		}
 		mergeErrors(f.Errors, kept)
 		return h.renderDetail(c, http.StatusOK, agg, func(d *cv.AggregateDetailProps) { d.Form = f })
 	}
 	if again, kept := retrying(c, "members"); again {
 		params, _ := c.FormParams()
-		refs := dedupe(append(slices.Clone(params["provider"]), splitList(c.QueryParam("bulk"))...))
+		refs := forms.MemberRefs(params)
 		msg := kept[""]
 		if msg == "" {
-			if msg, err = h.membersProblem(c, refs); err != nil {
+			snap, err := h.snapshot(c)
+			if err != nil {
 				return err
 			}
+			read := forms.MembersAdd(params, agg, snap)
+			msg = read.FirstError()
 		}
 		// Ticked providers come back by name in the box.
 		provs, _, perr := h.resolveProviders(c, refs)
@@ -638,15 +616,21 @@ func (h *Handler) fillPicker(c echo.Context, agg *models.Aggregate, pk *cv.Picke
 	return nil
 }
 
-// AggregateUpdate saves name and zone (POST /aggregates/:id).
+// AggregateUpdate saves name and zone (POST /aggregates/:id), read by
+// forms.AggregateUpdate.
 func (h *Handler) AggregateUpdate(c echo.Context) error {
 	agg, err := h.loadAggregate(c)
 	if err != nil {
 		return err
 	}
+	snap, err := h.snapshot(c)
+	if err != nil {
+		return err
+	}
+	params, _ := c.FormParams()
+	read := forms.AggregateUpdate(params, agg, snap)
 	cur := deref(agg.AvailabilityZone)
-	f := readAggregateForm(c, cur)
-	f.UUID, f.Generation = agg.UUID, agg.Generation
+	f := aggregateForm(c, cur, read)
 	gen, gerr := formGeneration(c)
 	if gerr != nil {
 		f.Errors[""] = errMsg(gerr)
@@ -654,18 +638,15 @@ func (h *Handler) AggregateUpdate(c echo.Context) error {
 	if len(f.Errors) > 0 {
 		return retryForm(c, "/aggregates/"+agg.UUID, "aggregate", f.Errors, "")
 	}
-	if f.Name == agg.Name && f.AZ == cur {
+	if len(read.Changes) == 0 {
 		return redirectFlash(c, handlers.FlashSuccess, "Nothing to save: name and zone are unchanged.", "/aggregates/"+agg.UUID)
 	}
-	next, err := h.store().UpdateAggregate(c.Request().Context(), handlers.Actor(c), agg.UUID, gen, func(a *models.Aggregate) error {
-		a.Name = f.Name
-		if f.AZ == "" {
-			a.AvailabilityZone = nil
-		} else {
-			a.AvailabilityZone = &f.AZ
-		}
-		return nil
-	})
+	// The generation is checked here until changes carry it to the
+	// applier.
+	err = forms.CheckGeneration("aggregate", agg.Name, gen, agg.Generation)
+	if err == nil {
+		_, err = h.apply(c, read.Changes)
+	}
 	if err != nil {
 		if !userError(err) {
 			return err
@@ -674,13 +655,13 @@ func (h *Handler) AggregateUpdate(c echo.Context) error {
 		// (it rides in the URL): saving again without reloading must not
 		// overwrite another admin's change.
 		return retryForm(c, "/aggregates/"+agg.UUID, "aggregate",
-			placeError(err, map[string]string{"name": "name", "availability_zone": "availability_zone"}), "")
+			placeError(err, map[string]string{"value": "name", "name": "name", "availability_zone": "availability_zone"}), "")
 	}
 	var changes []string
-	if next.Name != agg.Name {
-		changes = append(changes, fmt.Sprintf("renamed to “%s”", next.Name))
+	if f.Name != agg.Name {
+		changes = append(changes, fmt.Sprintf("renamed to “%s”", f.Name))
 	}
-	switch z := deref(next.AvailabilityZone); {
+	switch z := f.AZ; {
 	case z == cur:
 	case z == "":
 		changes = append(changes, fmt.Sprintf("zone “%s” cleared", cur))
@@ -690,35 +671,27 @@ func (h *Handler) AggregateUpdate(c echo.Context) error {
 	return redirectFlash(c, handlers.FlashSuccess, fmt.Sprintf("Aggregate “%s” saved: %s.", agg.Name, strings.Join(changes, ", ")), "/aggregates/"+agg.UUID)
 }
 
-// readRows reads the key/value rows of an editor, in order, and the
-// problems of the form itself (a key given twice, a value without a key).
+// readRows reads the key/value rows of an editor (forms.Rows) for the page.
 func readRows(c echo.Context) ([]cv.KV, map[string]string, []cv.Problem) {
 	params, _ := c.FormParams()
-	keys, vals := params["key"], params["value"]
-	var rows []cv.KV
-	md := map[string]string{}
-	var probs []cv.Problem
-	for i, k := range keys {
-		v := ""
-		if i < len(vals) {
-			v = vals[i]
-		}
-		k = strings.TrimSpace(k)
-		if k == "" {
-			if strings.TrimSpace(v) != "" {
-				probs = append(probs, cv.Problem{Message: fmt.Sprintf("The value “%s” has no key; give it one or clear it.", v)})
-				rows = append(rows, cv.KV{Key: k, Value: v})
-			}
-			continue
-		}
-		rows = append(rows, cv.KV{Key: k, Value: v})
-		if _, dup := md[k]; dup {
-			probs = append(probs, cv.Problem{Key: k, Message: "This key is given twice; keep one."})
-			continue
-		}
-		md[k] = v
+	rows, md, probs := forms.Rows(params)
+	return kvRows(rows), md, toCVProblems(probs)
+}
+
+func kvRows(rows []forms.Row) []cv.KV {
+	var out []cv.KV
+	for _, r := range rows {
+		out = append(out, cv.KV{Key: r.Key, Value: r.Value})
 	}
-	return rows, md, probs
+	return out
+}
+
+func toCVProblems(ps []forms.Problem) []cv.Problem {
+	var out []cv.Problem
+	for _, p := range ps {
+		out = append(out, cv.Problem{Key: p.Key, Message: p.Message, Warning: p.Warning})
+	}
+	return out
 }
 
 // editableMetadata is the metadata the raw editor shows: everything but the
@@ -726,16 +699,11 @@ func readRows(c echo.Context) ([]cv.KV, map[string]string, []cv.Problem) {
 func editableMetadata(md map[string]string, st models.Settings) map[string]string {
 	out := map[string]string{}
 	for k, v := range md {
-		if !typedKey(k, st) {
+		if !forms.TypedKey(k, st) {
 			out[k] = v
 		}
 	}
 	return out
-}
-
-// typedKey reports whether a metadata key is edited by a typed field.
-func typedKey(k string, st models.Settings) bool {
-	return k == "availability_zone" || isTenantKey(k) || isReservationKey(k, st.RequiredMemberPrefix)
 }
 
 func metadataEditor(agg *models.Aggregate, md map[string]string, rows []cv.KV, readOnly bool) cv.KVEditor {
@@ -754,64 +722,44 @@ func metadataEditor(agg *models.Aggregate, md map[string]string, rows []cv.KV, r
 		ReadOnly:    readOnly,
 		SubmitLabel: "Save metadata",
 		TestID:      "metadata-editor",
-		ImpactForm:  "metadata", ImpactTarget: agg.UUID,
+		ImpactForm:  forms.KindMetadata, ImpactTarget: agg.UUID,
 	}
 }
 
-// submittedMetadata combines the editor's rows with the typed keys kept
-// from the stored aggregate, and finds the problems of the whole.
-func submittedMetadata(c echo.Context, agg *models.Aggregate, st models.Settings) ([]cv.KV, map[string]string, []cv.Problem) {
-	rows, md, probs := readRows(c)
-	for k := range md {
-		if typedKey(k, st) {
-			probs = append(probs, cv.Problem{Key: k, Message: typedKeyMessage(k)})
-		}
-	}
-	full := maps.Clone(md)
-	for k, v := range agg.Metadata {
-		if typedKey(k, st) {
-			full[k] = v
-		}
-	}
-	probs = append(probs, editorProblems(full, st)...)
-	return rows, full, probs
+// submittedMetadata reads the metadata editor (forms.Metadata): the rows as
+// typed, the problems of the whole and the reader's answer.
+func (h *Handler) submittedMetadata(c echo.Context, agg *models.Aggregate) ([]cv.KV, []cv.Problem, error) {
+	rows, _, read, err := h.readMetadata(c, agg)
+	return rows, toCVProblems(read.Problems), err
 }
 
-// editorProblems are the findings about the keys the raw editor shows; the
-// typed fields report on their own keys (and a problem the editor cannot
-// show must not block it).
+func (h *Handler) readMetadata(c echo.Context, agg *models.Aggregate) ([]cv.KV, models.Settings, forms.Read, error) {
+	snap, err := h.snapshot(c)
+	if err != nil {
+		return nil, models.Settings{}, forms.Read{}, err
+	}
+	params, _ := c.FormParams()
+	rows, _, _ := forms.Rows(params)
+	return kvRows(rows), snap.World().Settings, forms.Metadata(params, agg, snap), nil
+}
+
+// editorProblems are the findings about the keys the raw editor shows.
 func editorProblems(md map[string]string, st models.Settings) []cv.Problem {
-	var out []cv.Problem
-	for _, p := range metadataProblems(md, st) {
-		if p.Key == "" || !typedKey(p.Key, st) {
-			out = append(out, p)
-		}
-	}
-	return out
+	return toCVProblems(forms.EditorProblems(md, st))
 }
 
-func typedKeyMessage(k string) string {
-	switch {
-	case k == "availability_zone":
-		return "Set the zone with the Availability zone field above."
-	case isTenantKey(k):
-		return "Add projects with the Tenants field above; it writes one project per key."
-	}
-	return "Add reservations with the Reservations field above."
-}
-
-// AggregateMetadata saves the metadata editor (POST /aggregates/:id/metadata).
+// AggregateMetadata saves the metadata editor (POST /aggregates/:id/metadata),
+// read by forms.Metadata.
 func (h *Handler) AggregateMetadata(c echo.Context) error {
-	ctx := c.Request().Context()
 	agg, err := h.loadAggregate(c)
 	if err != nil {
 		return err
 	}
-	st, _, err := h.store().GetSettings(ctx)
+	rows, st, read, err := h.readMetadata(c, agg)
 	if err != nil {
 		return err
 	}
-	rows, full, probs := submittedMetadata(c, agg, st)
+	probs := toCVProblems(read.Problems)
 	gen, gerr := formGeneration(c)
 	if gerr != nil {
 		probs = append(probs, cv.Problem{Message: errMsg(gerr)})
@@ -820,7 +768,7 @@ func (h *Handler) AggregateMetadata(c echo.Context) error {
 	// with the typed rows in the URL; that page checks them again and
 	// shows the problems beside them. What a second look cannot reproduce
 	// (a concurrent edit, a damaged form) comes as a flash.
-	showErrors := func(_ int, probs []cv.Problem) error {
+	showErrors := func(probs []cv.Problem) error {
 		q := url.Values{"retry": {"metadata"}}
 		for _, r := range rows {
 			q.Add("key", r.Key)
@@ -843,19 +791,30 @@ func (h *Handler) AggregateMetadata(c echo.Context) error {
 	}
 	ed := cv.KVEditor{Problems: probs}
 	if ed.HasErrors() {
-		return showErrors(http.StatusBadRequest, probs)
+		return showErrors(probs)
 	}
-	next, err := h.store().UpdateAggregate(ctx, handlers.Actor(c), agg.UUID, gen, func(a *models.Aggregate) error {
-		a.Metadata = full
-		return nil
-	})
+	err = forms.CheckGeneration("aggregate", agg.Name, gen, agg.Generation)
+	if err == nil {
+		_, err = h.apply(c, read.Changes)
+	}
 	if err != nil {
 		if !userError(err) {
 			return err
 		}
-		return showErrors(handlers.StatusOf(err), append(probs, cv.Problem{Message: upperFirst(conflictMessage(err))}))
+		return showErrors(append(probs, cv.Problem{Message: upperFirst(conflictMessage(err))}))
 	}
-	added, changed, removed := diffMaps(agg.Metadata, next.Metadata)
+	var added, changed, removed int
+	for _, ch := range read.Changes {
+		_, had := agg.Metadata[ch.Key]
+		switch {
+		case ch.Op == scheduling.OpUnsetMetadata:
+			removed++
+		case had:
+			changed++
+		default:
+			added++
+		}
+	}
 	msg := fmt.Sprintf("Metadata of “%s” saved: %d added, %d changed, %d removed.", agg.Name, added, changed, removed)
 	if added+changed+removed == 0 {
 		msg = fmt.Sprintf("Metadata of “%s” unchanged.", agg.Name)
@@ -880,65 +839,48 @@ func rowProblems(agg *models.Aggregate, st models.Settings, rows []cv.KV) []cv.P
 			probs = append(probs, cv.Problem{Key: r.Key, Message: "duplicate"})
 		}
 		md[r.Key] = r.Value
-		if typedKey(r.Key, st) {
-			probs = append(probs, cv.Problem{Key: r.Key, Message: typedKeyMessage(r.Key)})
+		if forms.TypedKey(r.Key, st) {
+			probs = append(probs, cv.Problem{Key: r.Key, Message: forms.TypedKeyMessage(r.Key)})
 		}
 	}
 	full := maps.Clone(md)
 	for k, v := range agg.Metadata {
-		if typedKey(k, st) {
+		if forms.TypedKey(k, st) {
 			full[k] = v
 		}
 	}
 	return append(probs, editorProblems(full, st)...)
 }
 
-func diffMaps(a, b map[string]string) (added, changed, removed int) {
-	for k, v := range b {
-		old, ok := a[k]
-		switch {
-		case !ok:
-			added++
-		case old != v:
-			changed++
-		}
-	}
-	for k := range a {
-		if _, ok := b[k]; !ok {
-			removed++
-		}
-	}
-	return
-}
-
 // AggregateMetadataValidate checks the editor's content as it is typed and
 // answers with the findings (POST /aggregates/:id/metadata/validate).
 // Nothing is saved.
 func (h *Handler) AggregateMetadataValidate(c echo.Context) error {
-	ctx := c.Request().Context()
 	agg, err := h.loadAggregate(c)
 	if err != nil {
 		return err
 	}
-	st, _, err := h.store().GetSettings(ctx)
+	_, probs, err := h.submittedMetadata(c, agg)
 	if err != nil {
 		return err
 	}
-	_, _, probs := submittedMetadata(c, agg, st)
 	ed := metadataEditor(agg, nil, []cv.KV{}, false)
 	ed.Problems = probs
 	return handlers.Render(c, http.StatusOK, cv.LiveProblems(ed))
 }
 
 // MembersAdd adds the ticked and pasted providers in one step
-// (POST /aggregates/:id/members).
+// (POST /aggregates/:id/members), read by forms.MembersAdd.
 func (h *Handler) MembersAdd(c echo.Context) error {
 	agg, err := h.loadAggregate(c)
 	if err != nil {
 		return err
 	}
+	snap, err := h.snapshot(c)
+	if err != nil {
+		return err
+	}
 	params, _ := c.FormParams()
-	refs := append(slices.Clone(params["provider"]), splitList(c.FormValue("bulk"))...)
 	// A refusal comes back to the picker (post/redirect/get) with the
 	// ticked and pasted providers in its box and the message beside it.
 	back := "/aggregates/" + agg.UUID
@@ -949,95 +891,56 @@ func (h *Handler) MembersAdd(c echo.Context) error {
 	if gerr != nil {
 		return refuse(errMsg(gerr))
 	}
-	if msg, merr := h.membersProblem(c, dedupe(refs)); merr != nil || msg != "" {
-		if merr != nil {
-			return merr
-		}
-		return refuse(msg)
+	read := forms.MembersAdd(params, agg, snap)
+	if read.Refused() {
+		return refuse(read.FirstError())
 	}
-	provs, _, err := h.resolveProviders(c, dedupe(refs))
-	if err != nil {
-		return err
+	if len(read.Changes) == 0 {
+		return redirectFlash(c, handlers.FlashWarning, "Nothing added: "+strings.Join(read.Skipped, ", ")+" already in “"+agg.Name+"”.", back)
 	}
-	var add, already []string
-	for _, p := range provs {
-		if slices.Contains(agg.Members, p.UUID) || slices.Contains(add, p.UUID) {
-			already = append(already, p.Name)
-			continue
-		}
-		add = append(add, p.UUID)
+	err = forms.CheckGeneration("aggregate", agg.Name, gen, agg.Generation)
+	if err == nil {
+		_, err = h.apply(c, read.Changes)
 	}
-	names := providerNames(provs, add)
-	if len(add) == 0 {
-		return redirectFlash(c, handlers.FlashWarning, "Nothing added: "+strings.Join(already, ", ")+" already in “"+agg.Name+"”.", back)
-	}
-	_, err = h.store().UpdateAggregate(c.Request().Context(), handlers.Actor(c), agg.UUID, gen, func(a *models.Aggregate) error {
-		a.Members = append(a.Members, add...)
-		return nil
-	})
 	if err != nil {
 		if !userError(err) {
 			return err
 		}
 		return refuse(upperFirst(conflictMessage(err)))
 	}
-	msg := fmt.Sprintf("Added %s to “%s”: %s.", views.Plural(len(add), "provider", "providers"), agg.Name, listSome(names, 10))
-	if len(already) > 0 {
-		msg += " Already members: " + listSome(already, 10) + "."
+	names := providerNames(snap, read.Changes)
+	msg := fmt.Sprintf("Added %s to “%s”: %s.", views.Plural(len(names), "provider", "providers"), agg.Name, listSome(names, 10))
+	if len(read.Skipped) > 0 {
+		msg += " Already members: " + listSome(read.Skipped, 10) + "."
 	}
 	return redirectFlash(c, handlers.FlashSuccess, msg, back)
 }
 
-// membersProblem is what is wrong with the providers named to add, "" when
-// nothing is: none named, or some that do not exist.
-func (h *Handler) membersProblem(c echo.Context, refs []string) (string, error) {
-	if len(refs) == 0 {
-		return "Tick providers found above or paste names or uuids.", nil
-	}
-	_, missing, err := h.resolveProviders(c, refs)
-	if err != nil {
-		return "", err
-	}
-	if len(missing) > 0 {
-		return "No such provider: " + strings.Join(missing, ", ") + ". Nothing was added.", nil
-	}
-	return "", nil
-}
-
-func dedupe(s []string) []string {
-	seen := map[string]bool{}
+// providerNames names the providers changes add or remove.
+func providerNames(snap *scheduling.Snapshot, changes []scheduling.Change) []string {
 	var out []string
-	for _, x := range s {
-		x = strings.TrimSpace(x)
-		if x != "" && !seen[x] {
-			seen[x] = true
-			out = append(out, x)
+	for _, ch := range changes {
+		if p, ok := snap.Provider(ch.Provider); ok {
+			out = append(out, p.Name)
+		} else {
+			out = append(out, ch.Provider)
 		}
 	}
 	return out
 }
 
-func providerNames(provs []*models.Provider, uuids []string) []string {
-	var out []string
-	for _, u := range uuids {
-		for _, p := range provs {
-			if p.UUID == u {
-				out = append(out, p.Name)
-				break
-			}
-		}
-	}
-	return out
-}
-
-// MembersRemove removes the ticked members (POST /aggregates/:id/members/remove).
+// MembersRemove removes the ticked members (POST /aggregates/:id/members/remove),
+// read by forms.MembersRemove.
 func (h *Handler) MembersRemove(c echo.Context) error {
 	agg, err := h.loadAggregate(c)
 	if err != nil {
 		return err
 	}
+	snap, err := h.snapshot(c)
+	if err != nil {
+		return err
+	}
 	params, _ := c.FormParams()
-	sel := dedupe(params["provider"])
 	back := "/aggregates/" + agg.UUID
 	// A refusal comes back to the member list (post/redirect/get) with the
 	// same members ticked and the message above them.
@@ -1048,39 +951,26 @@ func (h *Handler) MembersRemove(c echo.Context) error {
 	if gerr != nil {
 		return refuse(errMsg(gerr))
 	}
-	if len(sel) == 0 {
-		return refuse("Nothing removed: tick the members to remove.")
+	read := forms.MembersRemove(params, agg, snap)
+	if read.Refused() {
+		return refuse(read.FirstError())
 	}
-	var drop []string
-	for _, u := range sel {
-		if slices.Contains(agg.Members, u) {
-			drop = append(drop, u)
-		}
-	}
-	if len(drop) == 0 {
+	if len(read.Changes) == 0 {
 		return redirectFlash(c, handlers.FlashWarning, "Nothing removed: the ticked providers are no longer members.", back)
 	}
-	res := newResolver(h, c)
-	rows, err := res.rows(drop)
-	if err != nil {
-		return err
+	err = forms.CheckGeneration("aggregate", agg.Name, gen, agg.Generation)
+	if err == nil {
+		_, err = h.apply(c, read.Changes)
 	}
-	_, err = h.store().UpdateAggregate(c.Request().Context(), handlers.Actor(c), agg.UUID, gen, func(a *models.Aggregate) error {
-		a.Members = slices.DeleteFunc(a.Members, func(u string) bool { return slices.Contains(drop, u) })
-		return nil
-	})
 	if err != nil {
 		if !userError(err) {
 			return err
 		}
 		return refuse(upperFirst(conflictMessage(err)))
 	}
-	var names []string
-	for _, r := range rows {
-		names = append(names, r.Name)
-	}
+	names := providerNames(snap, read.Changes)
 	return redirectFlash(c, handlers.FlashSuccess, fmt.Sprintf("Removed %s from “%s”: %s.",
-		views.Plural(len(drop), "provider", "providers"), agg.Name, listSome(names, 10)), back)
+		views.Plural(len(names), "provider", "providers"), agg.Name, listSome(names, 10)), back)
 }
 
 // AggregateConfirmDelete asks before deleting (GET /aggregates/:id/delete).
@@ -1106,18 +996,27 @@ func (h *Handler) AggregateConfirmDelete(c echo.Context) error {
 	}))
 }
 
-// AggregateDelete deletes (POST /aggregates/:id/delete). The store refuses
-// while hosts are members, with the reason, as Nova does.
+// AggregateDelete deletes (POST /aggregates/:id/delete), read by
+// forms.AggregateDelete: refused while hosts are members, as in Nova.
 func (h *Handler) AggregateDelete(c echo.Context) error {
 	agg, err := h.loadAggregate(c)
 	if err != nil {
 		return err
 	}
-	if err := h.store().DeleteAggregate(c.Request().Context(), handlers.Actor(c), agg.UUID, store.AnyGeneration); err != nil {
+	snap, err := h.snapshot(c)
+	if err != nil {
+		return err
+	}
+	back := "/aggregates/" + agg.UUID
+	read := forms.AggregateDelete(agg, snap)
+	if read.Refused() {
+		return redirectFlash(c, handlers.FlashError, "Not deleted: "+read.FirstError()+".", back)
+	}
+	if _, err := h.apply(c, read.Changes); err != nil {
 		if !userError(err) {
 			return err
 		}
-		return redirectFlash(c, handlers.FlashError, "Not deleted: "+errMsg(err)+".", "/aggregates/"+agg.UUID)
+		return redirectFlash(c, handlers.FlashError, "Not deleted: "+errMsg(err)+".", back)
 	}
 	return redirectFlash(c, handlers.FlashSuccess, fmt.Sprintf("Aggregate “%s” deleted.", agg.Name), "/aggregates")
 }

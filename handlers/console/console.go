@@ -104,23 +104,6 @@ func formGeneration(c echo.Context) (int64, error) {
 	return g, nil
 }
 
-// splitList splits what people paste: names or uuids separated by spaces,
-// commas, semicolons or new lines; duplicates are dropped, order kept.
-func splitList(s string) []string {
-	f := strings.FieldsFunc(s, func(r rune) bool {
-		return r == ',' || r == ';' || r == ' ' || r == '\n' || r == '\r' || r == '\t'
-	})
-	seen := make(map[string]bool, len(f))
-	out := f[:0]
-	for _, x := range f {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
 // conflictMessage is what a person reads when a save lost a race.
 func conflictMessage(err error) string {
 	if models.FieldOf(err) == "generation" {
@@ -201,4 +184,10 @@ func mergeErrors(dst, kept map[string]string) {
 			dst[k] = v
 		}
 	}
+}
+
+// apply hands a form's changes to the one write path (Env.Writer), as the
+// signed-in user.
+func (h *Handler) apply(c echo.Context, changes []scheduling.Change) (*scheduling.Applied, error) {
+	return h.env.Writer.Apply(c.Request().Context(), handlers.Actor(c), changes)
 }

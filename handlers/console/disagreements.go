@@ -1,11 +1,6 @@
 package console
 
-import (
-	"context"
-	"encoding/json"
-
-	"corral/models/cloud"
-)
+import "context"
 
 // disagreements are, when corral is connected, the last sync's Nova and
 // Placement membership disagreements by aggregate uuid: forbidden and
@@ -20,12 +15,8 @@ func (h *Handler) disagreements(ctx context.Context) (map[string][]string, error
 	if err != nil || last == nil {
 		return nil, err
 	}
-	var dis []cloud.Disagreement
-	if json.Unmarshal([]byte(last.Disagreements), &dis) != nil {
-		return nil, nil // an older record's shape: nothing to show
-	}
 	out := map[string][]string{}
-	for _, d := range dis {
+	for _, d := range last.Disagreements {
 		out[d.AggregateUUID] = append(out[d.AggregateUUID], d.Message)
 	}
 	return out, nil

@@ -5,12 +5,14 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/forms"
 	"corral/handlers/layout"
 	"corral/models"
 	"corral/models/scheduling"
@@ -57,7 +59,7 @@ func specEditor(rows []cv.KV, probs []cv.Problem, readOnly bool) cv.KVEditor {
 
 func flavorForm(f *models.Flavor, st models.Settings, canEdit bool) cv.FlavorForm {
 	var rows []cv.KV
-	for _, k := range sortedKeys(f.ExtraSpecs) {
+	for _, k := range slices.Sorted(maps.Keys(f.ExtraSpecs)) {
 		rows = append(rows, cv.KV{Key: k, Value: f.ExtraSpecs[k]})
 	}
 	return cv.FlavorForm{
@@ -79,7 +81,7 @@ func (h *Handler) renderFlavor(c echo.Context, status int, f cv.FlavorForm) erro
 // FlavorNew shows the create form (GET /flavors/new).
 func (h *Handler) FlavorNew(c echo.Context) error {
 	if again, kept := retrying(c, "flavor-new"); again {
-		f, _, err := h.readFlavorForm(c, true)
+		f, _, _, err := h.readFlavorForm(c, nil)
 		if err != nil {
 			return err
 		}
@@ -91,73 +93,64 @@ func (h *Handler) FlavorNew(c echo.Context) error {
 	return h.renderFlavor(c, http.StatusOK, f)
 }
 
-// readFlavorForm reads and checks the flavor form; the flavor is nil when
-// something was refused (the messages are in the form).
-func (h *Handler) readFlavorForm(c echo.Context, creating bool) (cv.FlavorForm, *models.Flavor, error) {
-	st, _, err := h.store().GetSettings(c.Request().Context())
+// readFlavorForm reads the flavor form (forms.FlavorCreate, or
+// forms.Flavor for cur) as typed, with its refusals and the reader's
+// answer; refused reports whether it cannot be saved.
+func (h *Handler) readFlavorForm(c echo.Context, cur *models.Flavor) (f cv.FlavorForm, read forms.Read, refused bool, err error) {
+	snap, err := h.snapshot(c)
 	if err != nil {
-		return cv.FlavorForm{}, nil, err
+		return f, read, true, err
 	}
-	f := cv.FlavorForm{
-		Creating: creating, Name: strings.TrimSpace(c.FormValue("name")),
+	st := snap.World().Settings
+	params, _ := c.FormParams()
+	if cur == nil {
+		read = forms.FlavorCreate(params, st)
+	} else {
+		read = forms.Flavor(params, cur, st)
+	}
+	f = cv.FlavorForm{
+		Creating: cur == nil, Name: strings.TrimSpace(c.FormValue("name")),
 		VCPUs: strings.TrimSpace(c.FormValue("vcpus")), RAMMB: strings.TrimSpace(c.FormValue("ram_mb")), DiskGB: strings.TrimSpace(c.FormValue("disk_gb")),
 		Errors: map[string]string{}, CanEdit: true,
 	}
-	fl := &models.Flavor{Name: f.Name}
-	if f.Name == "" {
-		f.Errors["name"] = "A flavor needs a name."
-	}
-	num := func(field, v string, min int, dst *int) {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < min {
-			f.Errors[field] = fmt.Sprintf("A whole number of at least %d.", min)
-			return
-		}
-		*dst = n
-	}
-	num("vcpus", f.VCPUs, 1, &fl.VCPUs)
-	num("ram_mb", f.RAMMB, 1, &fl.RAMMB)
-	num("disk_gb", f.DiskGB, 0, &fl.DiskGB)
-	rows, specs, probs := readRows(c)
-	probs = append(probs, specProblems(specs, st)...)
-	f.Specs = specEditor(rows, probs, false)
-	fl.ExtraSpecs = specs
-	if !creating {
+	maps.Copy(f.Errors, read.Errors)
+	rows, _, _ := forms.Rows(params)
+	f.Specs = specEditor(kvRows(rows), toCVProblems(read.Problems), false)
+	if cur != nil {
 		gen, gerr := formGeneration(c)
 		if gerr != nil {
 			f.Errors[""] = errMsg(gerr)
 		}
 		f.Generation = gen
 	}
-	if len(f.Errors) > 0 || f.Specs.HasErrors() {
-		return f, nil, nil
-	}
-	return f, fl, nil
+	return f, read, len(f.Errors) > 0 || f.Specs.HasErrors(), nil
 }
 
-// FlavorCreate creates a flavor (POST /flavors).
+// FlavorCreate creates a flavor (POST /flavors), read by forms.FlavorCreate.
 func (h *Handler) FlavorCreate(c echo.Context) error {
-	f, fl, err := h.readFlavorForm(c, true)
+	f, read, refused, err := h.readFlavorForm(c, nil)
 	if err != nil {
 		return err
 	}
 	// A refusal comes back to the form (post/redirect/get) with what was
 	// typed; the page checks it again.
-	if fl == nil {
+	if refused {
 		return retryForm(c, "/flavors/new", "flavor-new", f.Errors, "")
 	}
-	if err := h.store().CreateFlavor(c.Request().Context(), handlers.Actor(c), fl); err != nil {
+	create := read.Changes[0]
+	create.UUID = models.NewUUID()
+	if _, err := h.apply(c, []scheduling.Change{create}); err != nil {
 		if !userError(err) {
 			return err
 		}
 		return retryForm(c, "/flavors/new", "flavor-new",
-			placeError(err, map[string]string{"name": "name", "vcpus": "vcpus", "ram_mb": "ram_mb", "disk_gb": "disk_gb"}), "")
+			placeError(err, map[string]string{"flavor": "name", "name": "name", "vcpus": "vcpus", "ram_mb": "ram_mb", "disk_gb": "disk_gb"}), "")
 	}
-	msg := fmt.Sprintf("Flavor “%s” created with %s.", fl.Name, views.Plural(len(fl.ExtraSpecs), "extra spec", "extra specs"))
+	msg := fmt.Sprintf("Flavor “%s” created with %s.", create.Flavor, views.Plural(len(create.Metadata), "extra spec", "extra specs"))
 	if n := len(f.Specs.Problems); n > 0 {
 		handlers.AddFlash(c, handlers.FlashWarning, fmt.Sprintf("Saved with %s about its extra specs; see below.", views.Plural(n, "warning", "warnings")))
 	}
-	return redirectFlash(c, handlers.FlashSuccess, msg, "/flavors/"+url.PathEscape(fl.ID))
+	return redirectFlash(c, handlers.FlashSuccess, msg, "/flavors/"+url.PathEscape(create.UUID))
 }
 
 // FlavorDetail shows and edits a flavor (GET /flavors/:id).
@@ -171,7 +164,7 @@ func (h *Handler) FlavorDetail(c echo.Context) error {
 		return err
 	}
 	if again, kept := retrying(c, "flavor"); again && isAdmin(c) {
-		f, _, err := h.readFlavorForm(c, false)
+		f, _, _, err := h.readFlavorForm(c, fl)
 		if err != nil {
 			return err
 		}
@@ -204,13 +197,13 @@ func flavorResources(fl *models.Flavor) string {
 	return "no resources"
 }
 
-// FlavorUpdate saves a flavor (POST /flavors/:id).
+// FlavorUpdate saves a flavor (POST /flavors/:id), read by forms.Flavor.
 func (h *Handler) FlavorUpdate(c echo.Context) error {
 	cur, err := h.store().GetFlavor(c.Request().Context(), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	f, fl, err := h.readFlavorForm(c, false)
+	f, read, refused, err := h.readFlavorForm(c, cur)
 	if err != nil {
 		return err
 	}
@@ -218,19 +211,23 @@ func (h *Handler) FlavorUpdate(c echo.Context) error {
 	// A refusal comes back to the flavor's page (post/redirect/get) with
 	// what was typed and the generation it was typed on.
 	back := "/flavors/" + url.PathEscape(cur.ID)
-	if fl == nil {
+	if refused {
 		return retryForm(c, back, "flavor", f.Errors, "")
 	}
-	next, err := h.store().UpdateFlavor(c.Request().Context(), handlers.Actor(c), cur.ID, f.Generation, func(x *models.Flavor) error {
-		x.Name, x.VCPUs, x.RAMMB, x.DiskGB, x.ExtraSpecs = fl.Name, fl.VCPUs, fl.RAMMB, fl.DiskGB, fl.ExtraSpecs
-		return nil
-	})
+	err = forms.CheckGeneration("flavor", cur.Name, f.Generation, cur.Generation)
+	if err == nil {
+		_, err = h.apply(c, read.Changes)
+	}
 	if err != nil {
 		if !userError(err) {
 			return err
 		}
 		return retryForm(c, back, "flavor",
-			placeError(err, map[string]string{"name": "name", "vcpus": "vcpus", "ram_mb": "ram_mb", "disk_gb": "disk_gb"}), "")
+			placeError(err, map[string]string{"flavor": "name", "name": "name", "vcpus": "vcpus", "ram_mb": "ram_mb", "disk_gb": "disk_gb", "key": ""}), "")
+	}
+	next, err := h.store().GetFlavor(c.Request().Context(), cur.ID)
+	if err != nil {
+		return err
 	}
 	added, changed, removed := diffMaps(cur.ExtraSpecs, next.ExtraSpecs)
 	sizeChanged := cur.Name != next.Name || cur.VCPUs != next.VCPUs || cur.RAMMB != next.RAMMB || cur.DiskGB != next.DiskGB
@@ -245,6 +242,24 @@ func (h *Handler) FlavorUpdate(c echo.Context) error {
 		handlers.AddFlash(c, handlers.FlashWarning, fmt.Sprintf("Saved with %s about its extra specs; see below.", views.Plural(n, "warning", "warnings")))
 	}
 	return redirectFlash(c, handlers.FlashSuccess, msg+".", "/flavors/"+url.PathEscape(next.ID))
+}
+
+func diffMaps(a, b map[string]string) (added, changed, removed int) {
+	for k, v := range b {
+		old, ok := a[k]
+		switch {
+		case !ok:
+			added++
+		case old != v:
+			changed++
+		}
+	}
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			removed++
+		}
+	}
+	return
 }
 
 // FlavorSpecsValidate checks extra specs as they are typed
@@ -280,7 +295,7 @@ func (h *Handler) FlavorDelete(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.store().DeleteFlavor(c.Request().Context(), handlers.Actor(c), fl.ID, store.AnyGeneration); err != nil {
+	if _, err := h.apply(c, forms.FlavorDelete(fl).Changes); err != nil {
 		if !userError(err) {
 			return err
 		}

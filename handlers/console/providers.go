@@ -3,15 +3,15 @@ package console
 import (
 	"fmt"
 	"net/http"
-	"regexp"
+	"net/url"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/forms"
 	"corral/handlers/layout"
 	"corral/models"
 	corePlacement "corral/models/placement"
@@ -239,61 +239,39 @@ func (h *Handler) ProviderDetail(c echo.Context) error {
 	return handlers.Render(c, http.StatusOK, cv.ProviderDetail(layout.Page(c, p.Name, "providers"), d))
 }
 
-var inventoryClass = regexp.MustCompile(`^[A-Z0-9_]+$`)
-
 // ProviderInventory sets or removes one class of a provider's inventory
-// (POST /providers/:id/inventory), generation-checked and audited.
+// (POST /providers/:id/inventory), read by forms.Inventory.
 func (h *Handler) ProviderInventory(c echo.Context) error {
-	ctx := c.Request().Context()
-	p, err := h.store().GetProvider(ctx, c.Param("id"))
-	if err != nil {
-		return err
-	}
-	back := "/providers/" + p.UUID
-	gen, err := formGeneration(c)
-	if err != nil {
-		return redirectFlash(c, handlers.FlashError, errMsg(err), back)
-	}
-	rc := strings.TrimSpace(c.FormValue("class"))
-	if !inventoryClass.MatchString(rc) || len(rc) > 255 {
-		return redirectFlash(c, handlers.FlashError, "A resource class is upper-case letters, digits and '_' (VCPU, CUSTOM_FPGA).", back)
-	}
-	next := map[string]models.Inventory{}
-	for k, v := range p.Inventories {
-		next[k] = v
-	}
-	msg := ""
-	if c.FormValue("delete") != "" {
-		delete(next, rc)
-		msg = "Removed the " + rc + " inventory."
-	} else {
-		total, err1 := strconv.ParseInt(strings.TrimSpace(c.FormValue("total")), 10, 64)
-		reserved, err2 := strconv.ParseInt(strings.TrimSpace(defaultStr(c.FormValue("reserved"), "0")), 10, 64)
-		ratio, err3 := strconv.ParseFloat(strings.TrimSpace(defaultStr(c.FormValue("allocation_ratio"), "1")), 64)
-		switch {
-		case err1 != nil || total < 1 || total > corePlacement.DefaultMaxUnit:
-			return redirectFlash(c, handlers.FlashError, "Total must be a whole number from 1 to 2147483647.", back)
-		case err2 != nil || reserved < 0 || reserved > total:
-			return redirectFlash(c, handlers.FlashError, "Reserved must be a whole number from 0 to the total.", back)
-		case err3 != nil || !(ratio > 0) || ratio > 1e6:
-			return redirectFlash(c, handlers.FlashError, "The allocation ratio must be a number above 0.", back)
+	return h.providerForm(c, forms.KindInventory, func(read forms.Read, params url.Values) string {
+		rc := strings.TrimSpace(params.Get("class"))
+		if params.Get("delete") != "" {
+			return "Removed the " + rc + " inventory."
 		}
-		inv := corePlacement.Normalized(p.Inventories[rc])
-		inv.Total, inv.Reserved, inv.AllocationRatio = total, reserved, ratio
-		next[rc] = inv
-		msg = fmt.Sprintf("%s inventory set: %d total, %d reserved, ratio %g.", rc, total, reserved, ratio)
-	}
-	if _, err := h.store().ReplaceInventories(ctx, handlers.Actor(c), p.UUID, gen, next); err != nil {
-		if !userError(err) {
-			return err
+		if len(read.Changes) == 0 {
+			return rc + " inventory unchanged."
 		}
-		return redirectFlash(c, handlers.FlashError, errMsg(err), back)
-	}
-	return redirectFlash(c, handlers.FlashSuccess, msg, back)
+		inv := read.Changes[0].Inventory
+		return fmt.Sprintf("%s inventory set: %d total, %d reserved, ratio %g.", rc, inv.Total, inv.Reserved, inv.AllocationRatio)
+	})
 }
 
-// ProviderTraits replaces a provider's traits (POST /providers/:id/traits).
+// ProviderTraits replaces a provider's traits (POST /providers/:id/traits),
+// read by forms.Traits.
 func (h *Handler) ProviderTraits(c echo.Context) error {
+	return h.providerForm(c, forms.KindProviderTraits, func(read forms.Read, _ url.Values) string {
+		n := 0
+		if snap, err := h.snapshot(c); err == nil {
+			if p, ok := snap.Provider(c.Param("id")); ok {
+				n = len(p.Traits)
+			}
+		}
+		return fmt.Sprintf("Traits saved (%d).", n)
+	})
+}
+
+// providerForm saves one of the provider page's forms: refusals and lost
+// races come back as a flash on the provider's page.
+func (h *Handler) providerForm(c echo.Context, kind string, saved func(forms.Read, url.Values) string) error {
 	ctx := c.Request().Context()
 	p, err := h.store().GetProvider(ctx, c.Param("id"))
 	if err != nil {
@@ -304,33 +282,27 @@ func (h *Handler) ProviderTraits(c echo.Context) error {
 	if err != nil {
 		return redirectFlash(c, handlers.FlashError, errMsg(err), back)
 	}
-	raw := c.FormValue("traits")
-	if len(raw) > 64<<10 {
-		return redirectFlash(c, handlers.FlashError, "Too many traits.", back)
+	snap, err := h.snapshot(c)
+	if err != nil {
+		return err
 	}
-	var traits []string
-	for _, line := range strings.FieldsFunc(raw, func(r rune) bool { return r == '\n' || r == '\r' || r == ',' }) {
-		t := strings.TrimSpace(line)
-		if t == "" {
-			continue
-		}
-		if !inventoryClass.MatchString(t) || len(t) > 255 {
-			return redirectFlash(c, handlers.FlashError, fmt.Sprintf("%q is not a trait name: upper-case letters, digits and '_'.", t), back)
-		}
-		traits = append(traits, t)
+	params, _ := c.FormParams()
+	read, err := forms.ForImpact(kind, p.UUID, params, snap, forms.Who{})
+	if err != nil {
+		return err
 	}
-	if _, err := h.store().SetTraits(ctx, handlers.Actor(c), p.UUID, gen, traits); err != nil {
+	if read.Refused() {
+		return redirectFlash(c, handlers.FlashError, read.FirstError(), back)
+	}
+	err = forms.CheckGeneration("resource provider", p.Name, gen, p.Generation)
+	if err == nil {
+		_, err = h.apply(c, read.Changes)
+	}
+	if err != nil {
 		if !userError(err) {
 			return err
 		}
 		return redirectFlash(c, handlers.FlashError, errMsg(err), back)
 	}
-	return redirectFlash(c, handlers.FlashSuccess, fmt.Sprintf("Traits saved (%d).", len(traits)), back)
-}
-
-func defaultStr(s, d string) string {
-	if strings.TrimSpace(s) == "" {
-		return d
-	}
-	return s
+	return redirectFlash(c, handlers.FlashSuccess, saved(read, params), back)
 }

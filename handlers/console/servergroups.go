@@ -2,15 +2,14 @@ package console
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
-	"slices"
-	"strconv"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/forms"
 	"corral/handlers/layout"
 	"corral/models"
 	"corral/models/scheduling"
@@ -153,75 +152,54 @@ func (h *Handler) renderGroupNew(c echo.Context, status int, f cv.GroupForm) err
 	return handlers.Render(c, status, cv.GroupNew(layout.Page(c, "New server group", "server-groups"), f))
 }
 
-// GroupCreate creates a group (POST /server-groups), checking what Nova's
-// API checks: the policy, and rules for anti-affinity only.
+// GroupCreate creates a group (POST /server-groups), read by
+// forms.GroupCreate: what Nova's API checks, the policy, and rules for
+// anti-affinity only.
 func (h *Handler) GroupCreate(c echo.Context) error {
-	f, rules := readGroupForm(c)
+	f, read := readGroupForm(c)
 	// A refusal comes back to the form (post/redirect/get) with what was
 	// typed; the page checks it again.
 	if len(f.Errors) > 0 {
 		return retryForm(c, "/server-groups/new", "group-new", f.Errors, "")
 	}
-	g := &models.ServerGroup{Name: f.Name, Policy: f.Policy, Rules: rules, ProjectID: f.Project, UserID: handlers.CurrentUser(c).Name}
-	if err := h.store().CreateServerGroup(c.Request().Context(), handlers.Actor(c), g); err != nil {
+	changes := read.Changes
+	id := changes[0].UUID
+	if _, err := h.apply(c, changes); err != nil {
 		if !userError(err) {
 			return err
 		}
 		return retryForm(c, "/server-groups/new", "group-new",
-			placeError(err, map[string]string{"name": "name", "policy": "policy", "rules": "max_server_per_host"}), "")
+			placeError(err, map[string]string{"name": "name", "server_group": "name", "policy": "policy", "rules": "max_server_per_host", "project": "project"}), "")
 	}
-	msg := fmt.Sprintf("Server group “%s” created with policy %s", g.Name, g.Policy)
-	if n, ok := g.Rules[models.RuleMaxServerPerHost]; ok {
+	msg := fmt.Sprintf("Server group “%s” created with policy %s", f.Name, f.Policy)
+	if n, ok := changes[0].Rules[models.RuleMaxServerPerHost]; ok {
 		msg += fmt.Sprintf(" and max_server_per_host=%d", n)
 	}
-	return redirectFlash(c, handlers.FlashSuccess, msg+".", "/server-groups/"+g.UUID)
+	return redirectFlash(c, handlers.FlashSuccess, msg+".", "/server-groups/"+id)
 }
 
-// readGroupForm reads and checks the new-group form, with the rules it
-// sets.
-func readGroupForm(c echo.Context) (cv.GroupForm, map[string]int) {
+// readGroupForm reads the new-group form (forms.GroupCreate), as typed
+// and with its refusals.
+func readGroupForm(c echo.Context) (cv.GroupForm, forms.Read) {
+	params, _ := c.FormParams()
+	who := forms.Who{Admin: isAdmin(c), Project: currentProject(c)}
+	if u := handlers.CurrentUser(c); u != nil {
+		who.User = u.Name
+	}
+	read := forms.GroupCreate(params, who)
 	f := cv.GroupForm{
 		Name:       strings.TrimSpace(c.FormValue("name")),
 		Policy:     c.FormValue("policy"),
 		MaxPerHost: strings.TrimSpace(c.FormValue("max_server_per_host")),
-		AdminView:  isAdmin(c),
-		Project:    currentProject(c),
+		AdminView:  who.Admin,
+		Project:    who.Project,
 		Errors:     map[string]string{},
 	}
 	if f.AdminView {
 		f.Project = strings.TrimSpace(c.FormValue("project"))
 	}
-	if f.Name == "" {
-		f.Errors["name"] = "A server group needs a name."
-	} else if len(f.Name) > 255 {
-		f.Errors["name"] = "Use at most 255 characters."
-	}
-	if !slices.ContainsFunc(cv.Policies, func(o views.Option) bool { return o.Value == f.Policy }) {
-		f.Errors["policy"] = "Choose one of the four policies."
-	}
-	rules := map[string]int{}
-	if f.MaxPerHost != "" {
-		n, err := strconv.Atoi(f.MaxPerHost)
-		if err != nil {
-			n = 0
-		}
-		rules[models.RuleMaxServerPerHost] = n
-		if e := models.CheckGroupRules(f.Policy, rules); e != nil {
-			if f.Policy != models.PolicyAntiAffinity {
-				f.Errors["max_server_per_host"] = "Only anti-affinity policy supports rules; leave this empty for " + f.Policy + "."
-			} else {
-				f.Errors["max_server_per_host"] = "A whole number of at least 1."
-			}
-		}
-	}
-	if f.Project == "" {
-		if f.AdminView {
-			f.Errors["project"] = "Name the project that owns the group."
-		} else {
-			f.Errors[""] = "You belong to no project, so you cannot own a server group."
-		}
-	}
-	return f, rules
+	maps.Copy(f.Errors, read.Errors)
+	return f, read
 }
 
 // GroupDetail shows a group (GET /server-groups/:id).
@@ -251,35 +229,8 @@ func (h *Handler) renderGroup(c echo.Context, status int, g *models.ServerGroup,
 	return handlers.Render(c, status, cv.GroupDetail(layout.Page(c, g.Name, "server-groups"), d))
 }
 
-// findServer resolves a server by uuid, or by name within project.
-func (h *Handler) findServer(c echo.Context, ref, project string) (*models.Server, error) {
-	ctx := c.Request().Context()
-	if _, err := uuid.Parse(ref); err == nil {
-		s, err := h.store().GetServer(ctx, ref)
-		if err == nil || models.KindOf(err) != models.NotFound {
-			return s, err
-		}
-	}
-	list, _, err := h.store().ListServers(ctx, store.ServerQuery{ProjectID: project, Search: ref, Limit: 100})
-	if err != nil {
-		return nil, err
-	}
-	var hits []models.Server
-	for _, s := range list {
-		if s.Name == ref {
-			hits = append(hits, s)
-		}
-	}
-	switch len(hits) {
-	case 0:
-		return nil, models.E(models.NotFound, "servers", "no server %q in project %s", ref, project)
-	case 1:
-		return &hits[0], nil
-	}
-	return nil, models.E(models.Invalid, "servers", "%d servers are named %q; use the uuid", len(hits), ref)
-}
-
-// GroupMembersAdd adds servers (POST /server-groups/:id/members).
+// GroupMembersAdd adds servers (POST /server-groups/:id/members), read
+// by forms.GroupMembersAdd.
 func (h *Handler) GroupMembersAdd(c echo.Context) error {
 	g, err := h.loadGroup(c)
 	if err != nil {
@@ -288,50 +239,47 @@ func (h *Handler) GroupMembersAdd(c echo.Context) error {
 	if !canEditGroup(c, g) {
 		return models.E(models.Forbidden, "", "only members of project %s and admins change this group", g.ProjectID)
 	}
-	raw := c.FormValue("servers")
 	// A refusal comes back to the group's page (post/redirect/get) with
 	// the servers typed and the message beside them.
-	fail := func(_ int, msg string) error {
+	fail := func(msg string) error {
 		return retryForm(c, "/server-groups/"+g.UUID, "group-members", map[string]string{"": msg}, "#members")
 	}
 	gen, gerr := formGeneration(c)
 	if gerr != nil {
-		return fail(http.StatusBadRequest, errMsg(gerr))
+		return fail(errMsg(gerr))
 	}
-	refs := splitList(raw)
-	if len(refs) == 0 {
-		return fail(http.StatusBadRequest, "Name at least one server.")
+	snap, err := h.snapshot(c)
+	if err != nil {
+		return err
 	}
-	var add, names []string
-	for _, ref := range refs {
-		var s *models.Server
-		s, err = h.findServer(c, ref, g.ProjectID)
-		if err != nil {
-			if !userError(err) {
-				return err
-			}
-			return fail(handlers.StatusOf(err), upperFirst(errMsg(err))+". Nothing was added.")
-		}
-		if s.ProjectID != g.ProjectID {
-			return fail(http.StatusBadRequest, fmt.Sprintf("Server %s belongs to project %s, not %s. Nothing was added.", s.Name, s.ProjectID, g.ProjectID))
-		}
-		if slices.Contains(g.Members, s.UUID) {
-			return fail(http.StatusBadRequest, fmt.Sprintf("Server %s is already a member. Nothing was added.", s.Name))
-		}
-		add = append(add, s.UUID)
-		names = append(names, s.Name)
+	params, _ := c.FormParams()
+	read := forms.GroupMembersAdd(params, g, snap.World())
+	if read.Refused() {
+		return fail(read.FirstError())
 	}
-	next, err := h.store().UpdateServerGroup(c.Request().Context(), handlers.Actor(c), g.UUID, gen, func(x *models.ServerGroup) error {
-		x.Members = append(x.Members, add...)
-		return nil
-	})
+	err = forms.CheckGeneration("server group", g.Name, gen, g.Generation)
+	if err == nil {
+		_, err = h.apply(c, read.Changes)
+	}
 	if err != nil {
 		if !userError(err) {
 			return err
 		}
-		return fail(handlers.StatusOf(err), upperFirst(conflictMessage(err)))
+		return fail(upperFirst(conflictMessage(err)))
 	}
-	msg := fmt.Sprintf("Added %s to “%s”: %s.", views.Plural(len(add), "server", "servers"), g.Name, strings.Join(names, ", "))
+	next, err := h.loadGroup(c)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, ch := range read.Changes {
+		for _, s := range snap.World().Servers {
+			if s.UUID == ch.Server {
+				names = append(names, s.Name)
+			}
+		}
+	}
+	msg := fmt.Sprintf("Added %s to “%s”: %s.", views.Plural(len(read.Changes), "server", "servers"), g.Name, strings.Join(names, ", "))
 	members, err := newServerResolver(h, c).members(next.Members)
 	if err != nil {
 		return err
@@ -343,7 +291,7 @@ func (h *Handler) GroupMembersAdd(c echo.Context) error {
 }
 
 // GroupMembersRemove removes the ticked servers
-// (POST /server-groups/:id/members/remove).
+// (POST /server-groups/:id/members/remove), read by forms.GroupMembersRemove.
 func (h *Handler) GroupMembersRemove(c echo.Context) error {
 	g, err := h.loadGroup(c)
 	if err != nil {
@@ -358,21 +306,22 @@ func (h *Handler) GroupMembersRemove(c echo.Context) error {
 		return redirectFlash(c, handlers.FlashError, errMsg(gerr), back)
 	}
 	params, _ := c.FormParams()
-	sel := dedupe(params["server"])
-	if len(sel) == 0 {
-		return redirectFlash(c, handlers.FlashError, "Nothing removed: tick the servers to remove.", back)
+	read := forms.GroupMembersRemove(params, g)
+	if read.Refused() {
+		return redirectFlash(c, handlers.FlashError, read.FirstError(), back)
 	}
-	_, err = h.store().UpdateServerGroup(c.Request().Context(), handlers.Actor(c), g.UUID, gen, func(x *models.ServerGroup) error {
-		x.Members = slices.DeleteFunc(x.Members, func(m string) bool { return slices.Contains(sel, m) })
-		return nil
-	})
+	err = forms.CheckGeneration("server group", g.Name, gen, g.Generation)
+	if err == nil {
+		_, err = h.apply(c, read.Changes)
+	}
 	if err != nil {
 		if !userError(err) {
 			return err
 		}
 		return redirectFlash(c, handlers.FlashError, upperFirst(conflictMessage(err)), back)
 	}
-	return redirectFlash(c, handlers.FlashSuccess, fmt.Sprintf("Removed %s from “%s”.", views.Plural(len(sel), "server", "servers"), g.Name), back)
+	n := len(read.Changes) + len(read.Skipped)
+	return redirectFlash(c, handlers.FlashSuccess, fmt.Sprintf("Removed %s from “%s”.", views.Plural(n, "server", "servers"), g.Name), back)
 }
 
 // GroupConfirmDelete asks before deleting (GET /server-groups/:id/delete).
@@ -402,7 +351,7 @@ func (h *Handler) GroupDelete(c echo.Context) error {
 	if !canEditGroup(c, g) {
 		return models.E(models.Forbidden, "", "only members of project %s and admins delete this group", g.ProjectID)
 	}
-	if err := h.store().DeleteServerGroup(c.Request().Context(), handlers.Actor(c), g.UUID, store.AnyGeneration); err != nil {
+	if _, err := h.apply(c, forms.GroupDelete(g).Changes); err != nil {
 		if !userError(err) {
 			return err
 		}

@@ -1,10 +1,8 @@
 package console
 
 import (
-	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -19,14 +17,6 @@ import (
 
 func isTenantKey(k string) bool { return scheduling.IsTenantKey(k) }
 
-func isReservationKey(k, prefix string) bool { return scheduling.IsReservationKey(k, prefix) }
-
-// metadataProblems checks an aggregate's metadata with the scheduling
-// package's rules.
-func metadataProblems(md map[string]string, st models.Settings) []cv.Problem {
-	return toProblems(scheduling.ValidateAggregateMetadata(md, st))
-}
-
 // specProblems checks a flavor's extra specs.
 func specProblems(specs map[string]string, st models.Settings) []cv.Problem {
 	return toProblems(scheduling.ValidateExtraSpecsFor(specs, st))
@@ -38,15 +28,6 @@ func toProblems(ps []scheduling.Problem) []cv.Problem {
 		out = append(out, cv.Problem{Key: p.Key, Message: upperFirst(p.Message) + ".", Warning: p.Severity != scheduling.SeverityError})
 	}
 	return out
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // tenantKeyOrder sorts filter_tenant_id, filter_tenant_id2, …, filter_tenant_id10
@@ -125,23 +106,6 @@ func tenantWarnings(md map[string]string) []string {
 		}
 	}
 	return out
-}
-
-// validProjectID checks a project id typed into the tenant field with the
-// core's tag rule, and words its refusal for the form.
-func validProjectID(p string) error { return tagError("project", p) }
-
-func validReservationID(id string) error { return tagError("reservation", id) }
-
-func tagError(field, id string) error {
-	e := scheduling.CheckTag(field, id)
-	switch {
-	case e == nil:
-		return nil
-	case id == "":
-		return errors.New("Type a " + field + " id.")
-	}
-	return errors.New(upperFirst(e.Msg) + ".")
 }
 
 // reservationIDs lists the reservation ids an aggregate is tagged with.

@@ -7,10 +7,8 @@ package doctor
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
-	"corral/models/cloud"
 	core "corral/models/doctor"
 	"corral/models/store"
 )
@@ -97,27 +95,14 @@ func (r *Report) Find(key string) *Entry {
 }
 
 // lastDrift is the last successful sync's Nova/Placement membership
-// drift, none when corral never synced. The record's disagreements are
-// read through their JSON, whichever Go type holds them.
+// drift, none when corral never synced.
 func lastDrift(ctx context.Context, st *store.Store) ([]core.Drift, error) {
 	last, err := st.LastSuccessfulSync(ctx)
 	if err != nil || last == nil {
 		return nil, err
 	}
-	raw, err := json.Marshal(last.Disagreements)
-	if err != nil {
-		return nil, nil
-	}
-	var text string
-	if json.Unmarshal(raw, &text) == nil {
-		raw = []byte(text)
-	}
-	var dis []cloud.Disagreement
-	if json.Unmarshal(raw, &dis) != nil {
-		return nil, nil // an older record's shape: nothing to report
-	}
-	out := make([]core.Drift, len(dis))
-	for i, d := range dis {
+	out := make([]core.Drift, len(last.Disagreements))
+	for i, d := range last.Disagreements {
 		out[i] = core.Drift{Aggregate: d.Aggregate, AggregateUUID: d.AggregateUUID, Host: d.Host, Provider: d.Provider, InNova: d.InNova}
 	}
 	return out, nil

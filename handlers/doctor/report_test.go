@@ -2,7 +2,6 @@ package doctor_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 
 	hdoctor "corral/handlers/doctor"
@@ -11,20 +10,9 @@ import (
 	"corral/models/store/storetest"
 )
 
-// syncRecord is a successful sync record whose disagreements are dis, set
-// through the record's JSON so that the test does not depend on the Go
-// type that holds them (a JSON list, or a string holding one).
-func syncRecord(t *testing.T, dis string) store.SyncRecord {
-	t.Helper()
-	var rec store.SyncRecord
-	if err := json.Unmarshal([]byte(`{"disagreements": `+dis+`}`), &rec); err != nil {
-		quoted, _ := json.Marshal(dis)
-		if err := json.Unmarshal([]byte(`{"disagreements": `+string(quoted)+`}`), &rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rec.Connection = "test cloud"
-	return rec
+// syncRecord is a successful sync record with these disagreements.
+func syncRecord(dis ...models.Disagreement) store.SyncRecord {
+	return store.SyncRecord{Connection: "test cloud", Disagreements: dis}
 }
 
 // TestReportReadsTheLastSyncsDrift: a host the last sync found in Nova's
@@ -37,15 +25,15 @@ func TestReportReadsTheLastSyncsDrift(t *testing.T) {
 		Aggregates: []models.Aggregate{{UUID: "22222222-0000-4000-8000-000000000001", Name: "agg", Metadata: map[string]string{}}},
 	}
 	a := store.Actor{Name: "sync", Via: "cli"}
-	if err := st.ReplaceLiveState(ctx, a, &store.LiveState{World: w, Record: syncRecord(t, "[]")}); err != nil {
+	if err := st.ReplaceLiveState(ctx, a, &store.LiveState{World: w, Record: syncRecord()}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := hdoctor.Build(ctx, st)
 	if err != nil || len(r.Findings) != 0 {
 		t.Fatalf("no drift: %+v %v", r, err)
 	}
-	dis := `[{"aggregate": "agg", "aggregate_uuid": "22222222-0000-4000-8000-000000000001", "host": "cn1", "in_nova": true, "message": "cn1 is in Nova's agg only"}]`
-	if err := st.ReplaceLiveState(ctx, a, &store.LiveState{World: w, Record: syncRecord(t, dis)}); err != nil {
+	dis := models.Disagreement{Aggregate: "agg", AggregateUUID: "22222222-0000-4000-8000-000000000001", Host: "cn1", InNova: true, Message: "cn1 is in Nova's agg only"}
+	if err := st.ReplaceLiveState(ctx, a, &store.LiveState{World: w, Record: syncRecord(dis)}); err != nil {
 		t.Fatal(err)
 	}
 	r, err = hdoctor.Build(ctx, st)

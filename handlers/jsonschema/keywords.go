@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/big"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,8 +18,6 @@ type typeKW []string
 
 // Type is "type": one type name, or several (["integer", "string"]).
 func Type(types ...string) Keyword { return typeKW(types) }
-
-func (typeKW) name() string { return "type" }
 
 func (t typeKW) check(e *eval, s Schema, v any, path []string) bool {
 	for _, name := range t {
@@ -81,8 +78,6 @@ type propsKW []Prop
 // Properties is "properties", checked in the order given.
 func Properties(p ...Prop) Keyword { return propsKW(p) }
 
-func (propsKW) name() string { return "properties" }
-
 func (p propsKW) check(e *eval, _ Schema, v any, path []string) bool {
 	o, ok := v.(*pycompat.Object)
 	if !ok {
@@ -115,8 +110,6 @@ func PatternProperties(p ...PatternProp) Keyword {
 	return patternPropsKW(p)
 }
 
-func (patternPropsKW) name() string { return "patternProperties" }
-
 func (p patternPropsKW) check(e *eval, _ Schema, v any, path []string) bool {
 	o, ok := v.(*pycompat.Object)
 	if !ok {
@@ -139,8 +132,6 @@ type requiredKW []string
 
 // Required is "required".
 func Required(names ...string) Keyword { return requiredKW(names) }
-
-func (requiredKW) name() string { return "required" }
 
 func (r requiredKW) check(e *eval, s Schema, v any, path []string) bool {
 	o, ok := v.(*pycompat.Object)
@@ -172,8 +163,6 @@ func NoAdditional(names []string, patterns ...string) Keyword {
 	}
 	return noAdditionalKW{names: names, patterns: patterns}
 }
-
-func (noAdditionalKW) name() string { return "additionalProperties" }
 
 func (a noAdditionalKW) check(e *eval, s Schema, v any, path []string) bool {
 	o, ok := v.(*pycompat.Object)
@@ -236,40 +225,6 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-type extraPropsKW struct {
-	s        Schema
-	names    []string
-	patterns []string
-}
-
-// ExtraProperties is "additionalProperties" given as a schema: every key
-// that is neither one of names nor matches one of patterns must match s.
-// (jsonschema visits them in a set's order; here they go in request order.)
-func ExtraProperties(s Schema, names []string, patterns ...string) Keyword {
-	for _, p := range patterns {
-		compile(p)
-	}
-	return extraPropsKW{s: s, names: names, patterns: patterns}
-}
-
-func (extraPropsKW) name() string { return "additionalProperties" }
-
-func (a extraPropsKW) check(e *eval, _ Schema, v any, path []string) bool {
-	o, ok := v.(*pycompat.Object)
-	if !ok {
-		return true
-	}
-	for _, k := range o.Keys {
-		if contains(a.names, k) || slices.ContainsFunc(a.patterns, func(p string) bool { return pySearch(compile(p), k) }) {
-			continue
-		}
-		if !a.s.check(e, o.Vals[k], with(path, k)) {
-			return false
-		}
-	}
-	return true
-}
-
 type propCountKW struct {
 	n   int
 	max bool
@@ -277,16 +232,6 @@ type propCountKW struct {
 
 // MinProperties is "minProperties".
 func MinProperties(n int) Keyword { return propCountKW{n: n} }
-
-// MaxProperties is "maxProperties".
-func MaxProperties(n int) Keyword { return propCountKW{n: n, max: true} }
-
-func (p propCountKW) name() string {
-	if p.max {
-		return "maxProperties"
-	}
-	return "minProperties"
-}
 
 func (p propCountKW) check(e *eval, s Schema, v any, path []string) bool {
 	o, ok := v.(*pycompat.Object)
@@ -309,8 +254,6 @@ type prefixItemsKW []Schema
 // "prefixItems"): one schema per leading element.
 func PrefixItems(s ...Schema) Keyword { return prefixItemsKW(s) }
 
-func (prefixItemsKW) name() string { return "items" }
-
 func (p prefixItemsKW) check(e *eval, _ Schema, v any, path []string) bool {
 	arr, ok := v.([]any)
 	if !ok {
@@ -332,8 +275,6 @@ type itemsKW struct{ s Schema }
 // Items is "items" with one schema for every element.
 func Items(s Schema) Keyword { return itemsKW{s} }
 
-func (itemsKW) name() string { return "items" }
-
 func (it itemsKW) check(e *eval, _ Schema, v any, path []string) bool {
 	arr, ok := v.([]any)
 	if !ok {
@@ -352,8 +293,6 @@ type uniqueItemsKW struct{}
 // UniqueItems is "uniqueItems": true. Equality is Python's (1 == 1.0),
 // except that a boolean equals only a boolean, as in jsonschema.
 func UniqueItems() Keyword { return uniqueItemsKW{} }
-
-func (uniqueItemsKW) name() string { return "uniqueItems" }
 
 func (uniqueItemsKW) check(e *eval, s Schema, v any, path []string) bool {
 	arr, ok := v.([]any)
@@ -432,8 +371,6 @@ type minItemsKW int
 // MinItems is "minItems".
 func MinItems(n int) Keyword { return minItemsKW(n) }
 
-func (minItemsKW) name() string { return "minItems" }
-
 func (m minItemsKW) check(e *eval, s Schema, v any, path []string) bool {
 	if arr, ok := v.([]any); ok && len(arr) < int(m) {
 		return e.failf("minItems", s, v, path, "%s is too short", repr(v))
@@ -445,8 +382,6 @@ type maxItemsKW int
 
 // MaxItems is "maxItems".
 func MaxItems(n int) Keyword { return maxItemsKW(n) }
-
-func (maxItemsKW) name() string { return "maxItems" }
 
 func (m maxItemsKW) check(e *eval, s Schema, v any, path []string) bool {
 	if arr, ok := v.([]any); ok && len(arr) > int(m) {
@@ -462,8 +397,6 @@ type minLengthKW int
 // MinLength is "minLength", in characters.
 func MinLength(n int) Keyword { return minLengthKW(n) }
 
-func (minLengthKW) name() string { return "minLength" }
-
 func (m minLengthKW) check(e *eval, s Schema, v any, path []string) bool {
 	if str, ok := v.(string); ok && utf8.RuneCountInString(str) < int(m) {
 		return e.failf("minLength", s, v, path, "%s is too short", repr(v))
@@ -475,8 +408,6 @@ type maxLengthKW int
 
 // MaxLength is "maxLength", in characters.
 func MaxLength(n int) Keyword { return maxLengthKW(n) }
-
-func (maxLengthKW) name() string { return "maxLength" }
 
 func (m maxLengthKW) check(e *eval, s Schema, v any, path []string) bool {
 	if str, ok := v.(string); ok && utf8.RuneCountInString(str) > int(m) {
@@ -494,8 +425,6 @@ type patternKW struct {
 // Go's regexp and Python's re may be used.
 func Pattern(p string) Keyword { return patternKW{p, compile(p)} }
 
-func (patternKW) name() string { return "pattern" }
-
 func (p patternKW) check(e *eval, s Schema, v any, path []string) bool {
 	str, ok := v.(string)
 	if !ok || pySearch(p.re, str) {
@@ -511,8 +440,6 @@ type enumKW []any
 // Enum is "enum" over strings, booleans and null. As in jsonschema, a
 // boolean equals only a boolean.
 func Enum(values ...any) Keyword { return enumKW(values) }
-
-func (enumKW) name() string { return "enum" }
 
 func (en enumKW) check(e *eval, s Schema, v any, path []string) bool {
 	for _, x := range en {
@@ -541,21 +468,9 @@ func Maximum(n int64) Keyword {
 	return boundKW{n: new(big.Float).SetInt64(n), shown: strconv.FormatInt(n, 10), max: true}
 }
 
-// MinimumFloat is "minimum" with a float bound (printed as Python does).
-func MinimumFloat(f float64) Keyword {
-	return boundKW{n: big.NewFloat(f), shown: pycompat.ReprFloat(f)}
-}
-
 // MaximumFloat is "maximum" with a float bound.
 func MaximumFloat(f float64) Keyword {
 	return boundKW{n: big.NewFloat(f), shown: pycompat.ReprFloat(f), max: true}
-}
-
-func (b boundKW) name() string {
-	if b.max {
-		return "maximum"
-	}
-	return "minimum"
 }
 
 func (b boundKW) check(e *eval, s Schema, v any, path []string) bool {
@@ -629,8 +544,6 @@ type anyOfKW []Schema
 // AnyOf is "anyOf".
 func AnyOf(s ...Schema) Keyword { return anyOfKW(s) }
 
-func (anyOfKW) name() string { return "anyOf" }
-
 func (a anyOfKW) check(e *eval, s Schema, v any, path []string) bool {
 	var context []*Error
 	for _, sub := range a {
@@ -650,8 +563,6 @@ type oneOfKW []Schema
 // in its message; here they are "the given schemas" (the schemas in use
 // have subschemas that exclude each other).
 func OneOf(s ...Schema) Keyword { return oneOfKW(s) }
-
-func (oneOfKW) name() string { return "oneOf" }
 
 func (o oneOfKW) check(e *eval, s Schema, v any, path []string) bool {
 	var context []*Error
@@ -693,8 +604,6 @@ func Format(format string, valid func(string) bool) Keyword {
 func NameFormat(format string, valid func(string) bool, reason string) Keyword {
 	return formatKW{format: format, valid: valid, badName: reason}
 }
-
-func (formatKW) name() string { return "format" }
 
 func (f formatKW) check(e *eval, s Schema, v any, path []string) bool {
 	if str, ok := v.(string); ok && f.valid(str) {

@@ -13,9 +13,6 @@ type Schema []Keyword
 
 // Keyword is one schema keyword.
 type Keyword interface {
-	// name is the keyword's name in jsonschema ("type", "anyOf", …), which
-	// best_match weighs.
-	name() string
 	// check reports the keyword's errors on v through e; it returns false
 	// when e wants no more errors.
 	check(e *eval, s Schema, v any, path []string) bool

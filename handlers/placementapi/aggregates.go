@@ -6,9 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"corral/handlers"
 	"corral/models"
-	"corral/models/store"
+	"corral/models/scheduling"
 )
 
 // concurrentUpdate is Placement's 409 for a stale provider generation.
@@ -68,7 +67,7 @@ func (api *API) setAggregates(c echo.Context) error {
 	if perr != nil {
 		return perr
 	}
-	gen := store.AnyGeneration
+	ch := scheduling.Change{Op: scheduling.OpSetProviderAggregates, Provider: id}
 	var aggs []string
 	if v.AtLeast(19) {
 		obj, verr := validateObject(body, aggregatesSchema119)
@@ -76,32 +75,28 @@ func (api *API) setAggregates(c echo.Context) error {
 			return verr
 		}
 		aggs, _ = validateStrings(obj.Vals["aggregates"], aggregateList)
-		var ok bool
-		if gen, ok = asInt(obj.Vals["resource_provider_generation"]); !ok {
+		gen, ok := asInt(obj.Vals["resource_provider_generation"])
+		if !ok {
 			// An integer beyond int64 is no generation a provider has.
 			return concurrentUpdate
 		}
 		if gen < 0 {
-			// No provider generation is negative; AnyGeneration must not
-			// be reachable from the wire.
+			// No provider generation is negative.
 			return concurrentUpdate
 		}
+		// Placement moves the generation only from 1.19, where the
+		// writer names it and the answer carries it.
+		ch.Generation = generation(gen)
 	} else {
 		if aggs, perr = validateStrings(body, aggregateList); perr != nil {
 			return perr
 		}
 	}
-	var keep []store.WriteOption
-	if !v.AtLeast(19) {
-		// Placement moves the generation only from 1.19, where the answer
-		// carries it.
-		keep = append(keep, store.KeepGeneration())
-	}
-	newGen, err := api.env.Store.SetProviderAggregates(c.Request().Context(), handlers.Actor(c), id, gen, aggs, keep...)
-	if err != nil {
+	ch.Aggregates = aggs
+	if err := api.apply(c, ch); err != nil {
 		var ce *models.Error
 		switch {
-		case errors.As(err, &ce) && ce.Kind == models.Conflict && ce.Field == "generation":
+		case errors.As(err, &ce) && stale(ce):
 			return concurrentUpdate
 		case errors.As(err, &ce) && ce.Kind == models.Conflict:
 			return &Error{Status: http.StatusConflict, Code: CodeConcurrentUpdate, Msg: "Update conflict: " + ce.Msg}
@@ -110,6 +105,10 @@ func (api *API) setAggregates(c echo.Context) error {
 		case errors.As(err, &ce) && ce.Kind == models.Invalid:
 			return invalid("%s", ce.Msg)
 		}
+		return err
+	}
+	_, newGen, err := api.env.Store.ProviderAggregates(c.Request().Context(), id)
+	if err != nil {
 		return err
 	}
 	return api.sendAggregates(c, aggs, newGen)

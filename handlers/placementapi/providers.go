@@ -10,11 +10,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"corral/handlers"
 	"corral/models"
 	"corral/models/placement"
 	"corral/models/pycompat"
-	"corral/models/store"
+	"corral/models/scheduling"
 )
 
 // link is one entry of a provider's links.
@@ -296,7 +295,8 @@ func (api *API) createProvider(c echo.Context) error {
 	if s, ok := obj.Vals["parent_provider_uuid"].(string); ok {
 		p.ParentUUID = &s
 	}
-	err := api.env.Store.CreateProvider(c.Request().Context(), handlers.Actor(c), p)
+	err := api.apply(c, scheduling.Change{Op: scheduling.OpCreateProvider, Provider: p.Name, UUID: p.UUID,
+		PlacementFields: scheduling.PlacementFields{Parent: p.ParentUUID}})
 	if err != nil {
 		var ce *models.Error
 		switch {
@@ -318,6 +318,9 @@ func (api *API) createProvider(c echo.Context) error {
 	if !v.AtLeast(20) {
 		return c.NoContent(http.StatusCreated)
 	}
+	if p, err = api.written(c, p.UUID); err != nil {
+		return err
+	}
 	setLastModified(c, modified(p))
 	return c.JSON(http.StatusOK, serializeProvider(p, v))
 }
@@ -328,7 +331,8 @@ func (api *API) createProvider(c echo.Context) error {
 func (api *API) updateProvider(c echo.Context) error {
 	v := version(c)
 	id := c.Param("uuid")
-	if _, _, err := api.provider(c, id); err != nil {
+	cur, _, err := api.provider(c, id)
+	if err != nil {
 		return err
 	}
 	body, perr := readJSON(c)
@@ -348,28 +352,21 @@ func (api *API) updateProvider(c echo.Context) error {
 	saveErr := func(reason string) *Error {
 		return badRequest("Unable to save resource provider " + id + ": " + reason)
 	}
-	var refusal *Error
-	// Placement saves a rename or a move without bumping the generation.
-	p, err := api.env.Store.UpdateProvider(c.Request().Context(), handlers.Actor(c), id, store.AnyGeneration, func(p *models.Provider) error {
-		p.Name = name
-		if !setParent {
-			return nil
-		}
-		switch {
-		case newParent == nil && p.ParentUUID != nil && !v.AtLeast(37):
-			refusal = saveErr("Object action update failed because: un-parenting a provider is not currently allowed.")
-			return refusal
-		case newParent != nil && p.ParentUUID != nil && *p.ParentUUID != *newParent && !v.AtLeast(37):
-			refusal = saveErr("Object action update failed because: re-parenting a provider is not currently allowed.")
-			return refusal
-		}
-		p.ParentUUID = newParent
-		return nil
-	}, store.KeepGeneration())
+	switch {
+	case setParent && newParent == nil && cur.ParentUUID != nil && !v.AtLeast(37):
+		return saveErr("Object action update failed because: un-parenting a provider is not currently allowed.")
+	case setParent && newParent != nil && cur.ParentUUID != nil && *cur.ParentUUID != *newParent && !v.AtLeast(37):
+		return saveErr("Object action update failed because: re-parenting a provider is not currently allowed.")
+	}
+	// Placement saves a rename or a move without bumping the generation;
+	// it saves the provider even when nothing changes.
+	changes := []scheduling.Change{{Op: scheduling.OpRenameProvider, Provider: id, PlacementFields: scheduling.PlacementFields{NewName: name}}}
+	if setParent && ptrOr(newParent) != ptrOr(cur.ParentUUID) {
+		parent := ptrOr(newParent)
+		changes = append(changes, scheduling.Change{Op: scheduling.OpSetProviderParent, Provider: id, PlacementFields: scheduling.PlacementFields{Parent: &parent}})
+	}
+	err = api.apply(c, changes...)
 	if err != nil {
-		if refusal != nil {
-			return refusal
-		}
 		var ce *models.Error
 		switch {
 		case errors.As(err, &ce) && ce.Kind == models.NotFound && ce.Field == "parent_provider_uuid":
@@ -384,6 +381,10 @@ func (api *API) updateProvider(c echo.Context) error {
 		case errors.As(err, &ce) && ce.Kind == models.Invalid:
 			return saveErr(ce.Msg)
 		}
+		return err
+	}
+	p, err := api.written(c, id)
+	if err != nil {
 		return err
 	}
 	if v.AtLeast(15) {
@@ -409,7 +410,7 @@ func (api *API) deleteProvider(c echo.Context) error {
 	if i, _ := ix.ProviderByUUID(p.UUID); hasChildren(ix, i) {
 		return cannotDeleteParent
 	}
-	err = api.env.Store.DeleteProvider(c.Request().Context(), handlers.Actor(c), id, store.AnyGeneration)
+	err = api.apply(c, scheduling.Change{Op: scheduling.OpDeleteProvider, Provider: id})
 	if err != nil {
 		var ce *models.Error
 		switch {
@@ -435,4 +436,11 @@ func hasChildren(ix *placement.Index, i int) bool {
 		}
 	}
 	return false
+}
+
+func ptrOr(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }

@@ -13,11 +13,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"corral/handlers"
 	js "corral/handlers/jsonschema"
 	"corral/models"
 	"corral/models/placement"
 	"corral/models/pycompat"
+	"corral/models/scheduling"
 	"corral/models/store"
 )
 
@@ -183,11 +183,12 @@ func (api *API) getInventory(c echo.Context) error {
 // writeInventories replaces the whole inventory of a provider, mapping the
 // store's refusals to Placement's answers.
 func (api *API) writeInventories(c echo.Context, id string, gen int64, inv map[string]models.Inventory) (*models.Provider, error) {
-	p, err := api.env.Store.ReplaceInventories(c.Request().Context(), handlers.Actor(c), id, gen, inv)
+	err := api.apply(c, scheduling.Change{Op: scheduling.OpSetInventories, Provider: id, Generation: generation(gen),
+		PlacementFields: scheduling.PlacementFields{Inventories: inv}})
 	if err != nil {
 		var ce *models.Error
 		switch {
-		case errors.As(err, &ce) && ce.Kind == models.Conflict && ce.Field == "generation":
+		case errors.As(err, &ce) && stale(ce):
 			return nil, concurrentProvider
 		case errors.As(err, &ce) && ce.Kind == models.Conflict && strings.HasPrefix(ce.Msg, store.InventoryInUse):
 			return nil, &Error{Status: http.StatusConflict, Code: CodeInventoryInUse,
@@ -197,7 +198,7 @@ func (api *API) writeInventories(c echo.Context, id string, gen int64, inv map[s
 		}
 		return nil, err
 	}
-	return p, nil
+	return api.written(c, id)
 }
 
 func (api *API) knownClass(c echo.Context, ix *placement.Index, rc string) bool {
@@ -354,7 +355,8 @@ func (api *API) deleteInventory(c echo.Context) error {
 	}
 	next := maps.Clone(p.Inventories)
 	delete(next, rc)
-	if _, err := api.env.Store.ReplaceInventories(c.Request().Context(), handlers.Actor(c), id, p.Generation, next); err != nil {
+	if err := api.apply(c, scheduling.Change{Op: scheduling.OpSetInventories, Provider: id, Generation: generation(p.Generation),
+		PlacementFields: scheduling.PlacementFields{Inventories: next}}); err != nil {
 		var ce *models.Error
 		switch {
 		case errors.As(err, &ce) && ce.Kind == models.Conflict && strings.HasPrefix(ce.Msg, store.InventoryInUse):
@@ -380,7 +382,8 @@ func (api *API) deleteInventories(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := api.env.Store.ReplaceInventories(c.Request().Context(), handlers.Actor(c), id, p.Generation, map[string]models.Inventory{}); err != nil {
+	if err := api.apply(c, scheduling.Change{Op: scheduling.OpSetInventories, Provider: id, Generation: generation(p.Generation),
+		PlacementFields: scheduling.PlacementFields{Inventories: map[string]models.Inventory{}}}); err != nil {
 		var ce *models.Error
 		switch {
 		case errors.As(err, &ce) && ce.Kind == models.Conflict && strings.HasPrefix(ce.Msg, store.InventoryInUse):
@@ -575,19 +578,20 @@ func (api *API) providerAllocations(c echo.Context) error {
 }
 
 // allocationsFrom reads one consumer's schema-checked allocations body at
-// microversion v (PUT /allocations/{c}, or one entry of POST /allocations):
-// the list form below 1.12, the dict form after; project/user from 1.8;
-// consumer_generation from 1.28; consumer_type from 1.38.
-func allocationsFrom(obj map[string]any, v placement.Version) store.ConsumerAllocations {
-	var w store.ConsumerAllocations
-	w.ProjectID, _ = obj["project_id"].(string)
-	w.UserID, _ = obj["user_id"].(string)
+// microversion v (PUT /allocations/{c}, or one entry of POST /allocations)
+// as a set_allocations change: the list form below 1.12, the dict form
+// after; project/user from 1.8; consumer_generation from 1.28 (null: a new
+// consumer); consumer_type from 1.38.
+func allocationsFrom(consumer string, obj map[string]any, v placement.Version) scheduling.Change {
+	w := scheduling.Change{Op: scheduling.OpSetAllocations, PlacementFields: scheduling.PlacementFields{Consumer: consumer}}
+	w.Project, _ = obj["project_id"].(string)
+	w.User, _ = obj["user_id"].(string)
 	w.ConsumerType, _ = obj["consumer_type"].(string)
 	if v.AtLeast(28) {
-		w.CheckGeneration = true
+		w.Generation = generation(scheduling.NoGeneration)
 		if g := obj["consumer_generation"]; g != nil {
 			n, _ := asInt(g)
-			w.Generation = &n
+			w.Generation = generation(n)
 		}
 	}
 	add := func(rp string, resources any) {
@@ -599,7 +603,7 @@ func allocationsFrom(obj map[string]any, v placement.Version) store.ConsumerAllo
 		sort.Strings(classes)
 		for _, rc := range classes {
 			n, _ := asInt(res[rc])
-			w.Allocations = append(w.Allocations, models.Allocation{ProviderUUID: rp, ResourceClass: rc, Used: n})
+			w.Allocations = append(w.Allocations, scheduling.ChangeAllocation{Provider: rp, ResourceClass: rc, Used: n})
 		}
 	}
 	if !v.AtLeast(12) {
@@ -644,10 +648,10 @@ func allocationWriteError(err error, consumer string) error {
 
 // checkProvidersExist refuses allocations against unknown providers as
 // Placement's _resource_providers_by_uuid does.
-func checkProvidersExist(ix *placement.Index, w store.ConsumerAllocations) *Error {
+func checkProvidersExist(ix *placement.Index, w scheduling.Change) *Error {
 	for _, a := range w.Allocations {
-		if _, ok := ix.ProviderByUUID(a.ProviderUUID); !ok {
-			return badRequest("Allocation for resource provider '" + a.ProviderUUID + "' that does not exist.")
+		if _, ok := ix.ProviderByUUID(a.Provider); !ok {
+			return badRequest("Allocation for resource provider '" + a.Provider + "' that does not exist.")
 		}
 	}
 	return nil
@@ -666,10 +670,9 @@ func (api *API) setConsumerAllocations(c echo.Context) error {
 	if perr != nil {
 		return perr
 	}
-	w := allocationsFrom(obj, v)
-	w.ConsumerUUID = id
-	if w.ProjectID == "" {
-		w.ProjectID, w.UserID = "00000000-0000-0000-0000-000000000000", "00000000-0000-0000-0000-000000000000"
+	w := allocationsFrom(id, obj, v)
+	if w.Project == "" {
+		w.Project, w.User = "00000000-0000-0000-0000-000000000000", "00000000-0000-0000-0000-000000000000"
 	}
 	snap, err := api.snapshot(c)
 	if err != nil {
@@ -678,7 +681,7 @@ func (api *API) setConsumerAllocations(c echo.Context) error {
 	if e := checkProvidersExist(snap.Index(), w); e != nil {
 		return e
 	}
-	if err := api.env.Store.SetAllocations(c.Request().Context(), handlers.Actor(c), []store.ConsumerAllocations{w}); err != nil {
+	if err := api.apply(c, w); err != nil {
 		return allocationWriteError(err, id)
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -703,10 +706,9 @@ func (api *API) postAllocations(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var writes []store.ConsumerAllocations
+	var writes []scheduling.Change
 	for _, id := range ids {
-		w := allocationsFrom(obj[id].(map[string]any), v)
-		w.ConsumerUUID = id
+		w := allocationsFrom(id, obj[id].(map[string]any), v)
 		if e := checkProvidersExist(snap.Index(), w); e != nil {
 			return e
 		}
@@ -715,7 +717,7 @@ func (api *API) postAllocations(c echo.Context) error {
 	if len(writes) == 0 {
 		return c.NoContent(http.StatusNoContent)
 	}
-	if err := api.env.Store.SetAllocations(c.Request().Context(), handlers.Actor(c), writes); err != nil {
+	if err := api.apply(c, writes...); err != nil {
 		return allocationWriteError(err, "")
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -728,8 +730,9 @@ func (api *API) deleteConsumerAllocations(c echo.Context) error {
 	if err != nil || len(cons.Allocations) == 0 {
 		return notFound("No allocations for consumer '" + id + "'")
 	}
-	w := store.ConsumerAllocations{ConsumerUUID: id, ProjectID: cons.ProjectID, UserID: cons.UserID}
-	if err := api.env.Store.SetAllocations(c.Request().Context(), handlers.Actor(c), []store.ConsumerAllocations{w}); err != nil {
+	w := scheduling.Change{Op: scheduling.OpSetAllocations, Project: cons.ProjectID, User: cons.UserID,
+		PlacementFields: scheduling.PlacementFields{Consumer: id}}
+	if err := api.apply(c, w); err != nil {
 		return allocationWriteError(err, id)
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -802,7 +805,7 @@ func (api *API) createResourceClass(c echo.Context) error {
 		return perr
 	}
 	name := obj["name"].(string)
-	if err := api.env.Store.CreateResourceClass(c.Request().Context(), handlers.Actor(c), name); err != nil {
+	if err := api.apply(c, scheduling.Change{Op: scheduling.OpCreateResourceClass, ResourceClass: name}); err != nil {
 		var ce *models.Error
 		if errors.As(err, &ce) && ce.Kind == models.Conflict {
 			return &Error{Status: http.StatusConflict, Code: CodeDuplicateName,
@@ -830,7 +833,7 @@ func (api *API) putResourceClass(c echo.Context) error {
 	if err := js.Placement.Validate(resourceClassSchema, body); err != nil {
 		return invalid("%s", err.Msg)
 	}
-	err := api.env.Store.CreateResourceClass(c.Request().Context(), handlers.Actor(c), name)
+	err := api.apply(c, scheduling.Change{Op: scheduling.OpCreateResourceClass, ResourceClass: name})
 	var ce *models.Error
 	if err != nil && errors.As(err, &ce) && ce.Kind == models.Conflict {
 		return c.NoContent(http.StatusNoContent)
@@ -852,12 +855,7 @@ func (api *API) deleteResourceClass(c echo.Context) error {
 	if standardClassSet[name] {
 		return badRequest("Cannot delete standard resource class " + name + ": Cannot delete standard resource class " + name + ".")
 	}
-	snap, err := api.snapshot(c)
-	if err != nil {
-		return err
-	}
-	inUse := len(snap.Index().ProvidersWithClass(name)) > 0
-	if err := api.env.Store.DeleteResourceClass(c.Request().Context(), handlers.Actor(c), name, inUse); err != nil {
+	if err := api.apply(c, scheduling.Change{Op: scheduling.OpDeleteResourceClass, ResourceClass: name}); err != nil {
 		var ce *models.Error
 		switch {
 		case errors.As(err, &ce) && ce.Kind == models.Conflict:
@@ -1007,15 +1005,14 @@ func (api *API) putTrait(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	created, err := api.env.Store.EnsureTrait(c.Request().Context(), handlers.Actor(c), name)
-	if err != nil {
+	if err := api.apply(c, scheduling.Change{Op: scheduling.OpCreateTrait, Trait: name}); err != nil {
 		return err
 	}
 	if version(c).AtLeast(15) {
 		setLastModified(c, api.now())
 	}
 	c.Response().Header().Set(echo.HeaderLocation, c.Scheme()+"://"+c.Request().Host+mount+"/traits/"+name)
-	if created && !exists {
+	if !exists {
 		return c.NoContent(http.StatusCreated)
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -1037,7 +1034,7 @@ func (api *API) deleteTrait(c echo.Context) error {
 	if !snap.Index().WithTrait(name).IsEmpty() {
 		return &Error{Status: http.StatusConflict, Msg: "The trait " + name + " is in use by a resource provider."}
 	}
-	if err := api.env.Store.DeleteTrait(c.Request().Context(), handlers.Actor(c), name); err != nil {
+	if err := api.apply(c, scheduling.Change{Op: scheduling.OpDeleteTrait, Trait: name}); err != nil {
 		var ce *models.Error
 		if errors.As(err, &ce) && ce.Kind == models.NotFound {
 			return notFound("No such trait(s): " + name + ".")
@@ -1090,12 +1087,16 @@ func (api *API) setProviderTraits(c echo.Context) error {
 		sort.Strings(missing) // Placement joins a set, in hash order
 		return badRequest("No such trait " + strings.Join(missing, ", "))
 	}
-	p, err = api.env.Store.SetTraits(c.Request().Context(), handlers.Actor(c), id, gen, traits)
+	err = api.apply(c, scheduling.Change{Op: scheduling.OpSetTraits, Provider: id, Generation: generation(gen),
+		PlacementFields: scheduling.PlacementFields{Traits: traits}})
 	if err != nil {
 		var ce *models.Error
 		if errors.As(err, &ce) && ce.Kind == models.Conflict {
 			return traitsConflict
 		}
+		return err
+	}
+	if p, err = api.written(c, id); err != nil {
 		return err
 	}
 	if v.AtLeast(15) {
@@ -1114,7 +1115,7 @@ func (api *API) deleteProviderTraits(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := api.env.Store.SetTraits(c.Request().Context(), handlers.Actor(c), id, p.Generation, nil); err != nil {
+	if err := api.apply(c, scheduling.Change{Op: scheduling.OpSetTraits, Provider: id, Generation: generation(p.Generation)}); err != nil {
 		var ce *models.Error
 		if errors.As(err, &ce) && ce.Kind == models.Conflict {
 			return traitsConflict

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"corral/handlers/forms"
 	"corral/models"
 	"corral/models/cloudgen"
 	"corral/models/scheduling"
@@ -165,7 +166,7 @@ func benchInlineImpact(b *testing.B, st *state, form url.Values) {
 	var dropped, stranded int
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		props, err := inlineImpactOn(st, form)
+		props, err := inlineImpactOn(st, form, forms.Who{})
 		if err != nil || props.Error != "" {
 			b.Fatalf("inline impact: %v %+v", err, props)
 		}

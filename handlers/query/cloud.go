@@ -2,10 +2,7 @@ package query
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-
-	"corral/models/cloud"
 )
 
 // maxCloudWarnings bounds the disagreements a preview lists.
@@ -22,10 +19,7 @@ func (h *Handler) cloudWarnings(ctx context.Context) []string {
 	if err != nil || last == nil {
 		return nil
 	}
-	var dis []cloud.Disagreement
-	if json.Unmarshal([]byte(last.Disagreements), &dis) != nil {
-		return nil
-	}
+	dis := last.Disagreements
 	var out []string
 	for i, d := range dis {
 		if i == maxCloudWarnings {

@@ -430,6 +430,7 @@ var changeKinds = []views.Option{
 	{Value: scheduling.OpCreateAggregate, Label: "Create an aggregate (name, zone)"},
 	{Value: scheduling.OpDeleteAggregate, Label: "Delete an aggregate"},
 	{Value: scheduling.OpSetZone, Label: "Put an aggregate in a zone (empty clears it)"},
+	{Value: scheduling.OpRenameAggregate, Label: "Rename an aggregate (value = new name)"},
 	{Value: scheduling.OpSetSettings, Label: "Change a setting (setting = value)"},
 	{Value: scheduling.OpSetExtraSpec, Label: "Set a flavor extra spec (key = value)"},
 	{Value: scheduling.OpUnsetExtraSpec, Label: "Remove a flavor extra spec (key)"},
@@ -526,6 +527,9 @@ func changeFormToChange(f views.DraftChangeForm) (scheduling.Change, error) {
 		err = need("aggregate", f.Aggregate)
 		az := f.AZ
 		ch.AvailabilityZone = &az
+	case scheduling.OpRenameAggregate:
+		err = need("aggregate", f.Aggregate, "value", f.Value)
+		ch.Value = f.Value
 	case scheduling.OpSetSettings:
 		ch.Aggregate = ""
 		ch.Settings, err = settingChange(f.Setting, f.Value)

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/forms"
 	"corral/models"
 	"corral/models/scheduling"
 	"corral/views"
@@ -24,17 +25,9 @@ import (
 // they would strand. "Stage as draft" posts the same form to
 // /drafts/stage, which saves those changes as a new draft instead.
 
-// Form kinds the inline impact reads (the impact_form field).
-const (
-	inlineMetadata      = "metadata"
-	inlineTenants       = "tenants"
-	inlineReservations  = "reservations"
-	inlineMembers       = "members"
-	inlineMembersRemove = "members-remove"
-	inlineZone          = "zone"
-	inlineFlavor        = "flavor"
-	inlineSettings      = "settings"
-)
+// inlineSettings is the settings form's kind; every other form is read
+// by package forms.
+const inlineSettings = "settings"
 
 // inlineRows and inlineNames cap what the fragment lists.
 const (
@@ -48,129 +41,29 @@ func registerInline(console *echo.Group, h *Handler, admin echo.MiddlewareFunc) 
 }
 
 // inlineChanges turns a submitted console form into the draft changes it
-// would make to live data, and a name for them.
-func inlineChanges(live *state, form url.Values) (string, []scheduling.Change, error) {
+// would make to live data, and a name for them: the reader of package
+// forms that the form's own save calls, so that the preview is what is
+// saved. A form that its save would refuse is refused here too.
+func inlineChanges(live *state, form url.Values, who forms.Who) (string, []scheduling.Change, error) {
 	target := strings.TrimSpace(form.Get("impact_target"))
 	kind := form.Get("impact_form")
-	var agg *models.Aggregate
-	if kind != inlineSettings && kind != inlineFlavor {
-		a, ok := live.snap.Aggregate(target)
-		if !ok {
-			return "", nil, models.E(models.Invalid, "impact_target", "no aggregate %q", target)
+	if kind != inlineSettings {
+		read, err := forms.ForImpact(kind, target, form, live.snap, who)
+		if err != nil {
+			return "", nil, err
 		}
-		agg = a
+		if err := read.Err(); err != nil {
+			return "", nil, err
+		}
+		return read.Title, read.Changes, nil
 	}
-	var out []scheduling.Change
-	switch kind {
-	case inlineMetadata:
-		st := live.world.Settings
-		want := map[string]string{}
-		keys, vals := form["key"], form["value"]
-		for i, k := range keys {
-			k = strings.TrimSpace(k)
-			if k == "" || typedKey(k, st) {
-				continue
-			}
-			v := ""
-			if i < len(vals) {
-				v = vals[i]
-			}
-			want[k] = v
-		}
-		for _, k := range sortedKeys(agg.Metadata) {
-			if _, ok := want[k]; !ok && !typedKey(k, st) {
-				out = append(out, scheduling.Change{Op: scheduling.OpUnsetMetadata, Aggregate: agg.Name, Key: k})
-			}
-		}
-		for _, k := range sortedKeys(want) {
-			if v, ok := agg.Metadata[k]; !ok || v != want[k] {
-				out = append(out, scheduling.Change{Op: scheduling.OpSetMetadata, Aggregate: agg.Name, Key: k, Value: want[k]})
-			}
-		}
-		return "Metadata of " + agg.Name, out, nil
-	case inlineTenants:
-		for _, p := range strings.FieldsFunc(form.Get("project"), func(r rune) bool { return r == ',' || r == ' ' || r == '\n' }) {
-			out = append(out, scheduling.Change{Op: scheduling.OpAddTenant, Aggregate: agg.Name, Project: p})
-		}
-		return "Tenants of " + agg.Name, out, nil
-	case inlineReservations:
-		if r := strings.TrimSpace(form.Get("reservation")); r != "" {
-			out = append(out, scheduling.Change{Op: scheduling.OpAddReservation, Aggregate: agg.Name, Reservation: r})
-		}
-		return "Reservations of " + agg.Name, out, nil
-	case inlineMembers, inlineMembersRemove:
-		refs := slices.Clone(form["provider"])
-		refs = append(refs, strings.FieldsFunc(form.Get("bulk"), func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' || r == '\t' })...)
-		op := scheduling.OpAddMember
-		if kind == inlineMembersRemove {
-			op = scheduling.OpRemoveMember
-		}
-		seen := map[string]bool{}
-		for _, ref := range refs {
-			p, ok := live.snap.Provider(strings.TrimSpace(ref))
-			if !ok || seen[p.UUID] {
-				continue
-			}
-			seen[p.UUID] = true
-			member := slices.Contains(agg.Members, p.UUID)
-			if member == (op == scheduling.OpRemoveMember) {
-				out = append(out, scheduling.Change{Op: op, Aggregate: agg.Name, Provider: p.Name})
-			}
-		}
-		return "Members of " + agg.Name, out, nil
-	case inlineZone:
-		z := strings.TrimSpace(form.Get("availability_zone"))
-		cur := ""
-		if agg.AvailabilityZone != nil {
-			cur = *agg.AvailabilityZone
-		}
-		if z != cur {
-			out = append(out, scheduling.Change{Op: scheduling.OpSetZone, Aggregate: agg.Name, AvailabilityZone: &z})
-		}
-		return "Zone of " + agg.Name, out, nil
-	case inlineFlavor:
-		f, ok := live.snap.Flavor(target)
-		if !ok {
-			return "", nil, models.E(models.Invalid, "impact_target", "no flavor %q", target)
-		}
-		want := map[string]string{}
-		keys, vals := form["key"], form["value"]
-		for i, k := range keys {
-			if k = strings.TrimSpace(k); k != "" && i < len(vals) {
-				want[k] = vals[i]
-			}
-		}
-		for _, k := range sortedKeys(f.ExtraSpecs) {
-			if _, ok := want[k]; !ok {
-				out = append(out, scheduling.Change{Op: scheduling.OpUnsetExtraSpec, Flavor: f.Name, Key: k})
-			}
-		}
-		for _, k := range sortedKeys(want) {
-			if v, ok := f.ExtraSpecs[k]; !ok || v != want[k] {
-				out = append(out, scheduling.Change{Op: scheduling.OpSetExtraSpec, Flavor: f.Name, Key: k, Value: want[k]})
-			}
-		}
-		return "Extra specs of " + f.Name, out, nil
-	case inlineSettings:
-		changes, err := handlers.SettingsFormChanges(form, live.world.Settings)
-		return "Settings", changes, err
-	}
-	return "", nil, models.E(models.Invalid, "impact_form", "unknown form %q", kind)
-}
-
-// typedKey reports whether the aggregate metadata key has a field of its
-// own (zone, tenant and reservation tags), which the raw editor leaves be.
-func typedKey(k string, st models.Settings) bool {
-	prefix := st.RequiredMemberPrefix
-	if prefix == "" {
-		prefix = models.DefaultSettings().RequiredMemberPrefix
-	}
-	return k == "availability_zone" || scheduling.IsTenantKey(k) || strings.HasPrefix(k, prefix)
+	changes, err := handlers.SettingsFormChanges(form, live.world.Settings)
+	return "Settings", changes, err
 }
 
 // inlineImpactOn reads a console form against live and says what it does.
-func inlineImpactOn(live *state, form url.Values) (*views.InlineImpactProps, error) {
-	_, changes, err := inlineChanges(live, form)
+func inlineImpactOn(live *state, form url.Values, who forms.Who) (*views.InlineImpactProps, error) {
+	_, changes, err := inlineChanges(live, form, who)
 	if err != nil {
 		return &views.InlineImpactProps{Error: message(err)}, nil
 	}
@@ -209,6 +102,13 @@ func inlineImpact(live *state, changes []scheduling.Change) (*views.InlineImpact
 			projects = append(projects, c.Project)
 		}
 	}
+	// A flavor the changes delete or rename is not in the draft under its
+	// live name: the matrix compares the flavors both sides have.
+	flavors = slices.DeleteFunc(flavors, func(f string) bool {
+		_, live := live.snap.Flavor(f)
+		_, draft := ds.Flavor(f)
+		return !live || !draft
+	})
 	projects = append(projects, scheduling.AnyOtherProject)
 	m, err := scheduling.ComputeImpact(live.snap, ds, projects, flavors)
 	if err != nil {
@@ -260,7 +160,7 @@ func (h *Handler) InlineImpact(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	props, err := inlineImpactOn(live, form)
+	props, err := inlineImpactOn(live, form, formsWho(c))
 	if err != nil {
 		return err
 	}
@@ -285,7 +185,7 @@ func (h *Handler) StageDraft(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	title, changes, err := inlineChanges(live, form)
+	title, changes, err := inlineChanges(live, form, formsWho(c))
 	if err == nil && len(changes) == 0 {
 		err = models.E(models.Invalid, "", "the form changes nothing yet")
 	}
@@ -312,6 +212,15 @@ func (h *Handler) StageDraft(c echo.Context) error {
 	}
 	handlers.AddFlash(c, views.FlashSuccess, fmt.Sprintf("Staged as draft %q; nothing live changed. Preview it, then apply it.", d.Name))
 	return handlers.SeeOther(c, "/drafts/"+d.ID)
+}
+
+// formsWho is the signed-in person a form is read for.
+func formsWho(c echo.Context) forms.Who {
+	who := forms.Who{Admin: handlers.HasRole(c, models.RoleAdmin)}
+	if u := handlers.CurrentUser(c); u != nil {
+		who.User, who.Project = u.Name, u.ProjectID
+	}
+	return who
 }
 
 // draftSnapshot indexes w, the live world with changes applied: for

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"corral/handlers/forms"
 	"corral/models/cloudgen"
 )
 
@@ -31,7 +32,7 @@ func TestInlineImpactShowsTheEditedFlavor(t *testing.T) {
 		t.Fatalf("no generated flavor beyond the first %d: %v", defaultMatrixFlavors, all)
 	}
 	props, err := inlineImpactOn(st, url.Values{"impact_form": {"flavor"}, "impact_target": {edited},
-		"key": {"aggregate_instance_extra_specs:ssd"}, "value": {"no-host-has-this"}})
+		"key": {"aggregate_instance_extra_specs:ssd"}, "value": {"no-host-has-this"}}, forms.Who{})
 	if err != nil || props.Error != "" {
 		t.Fatalf("inline impact: %v %+v", err, props)
 	}

@@ -257,12 +257,3 @@ func (h *Handler) draftOptions(ctx context.Context) ([]views.Option, error) {
 	}
 	return out, nil
 }
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -192,7 +193,7 @@ func cloudOptions(name string, getenv func(string) string) []clouds.ParseOption 
 		"OS_APPLICATION_CREDENTIAL_NAME":   clouds.WithApplicationCredentialName,
 		"OS_APPLICATION_CREDENTIAL_SECRET": clouds.WithApplicationCredentialSecret,
 	}
-	for _, k := range sortedKeys(str) {
+	for _, k := range slices.Sorted(maps.Keys(str)) {
 		if v := getenv(k); v != "" {
 			opts = append(opts, str[k](v))
 		}
@@ -447,13 +448,4 @@ func (c *Client) send(ctx context.Context, sc *gophercloud.ServiceClient, method
 		return &ServiceError{Service: serviceName(sc), Method: method, Path: "/" + strings.TrimPrefix(path, "/"), err: err}
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -2,6 +2,7 @@ package cloud
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -194,7 +195,7 @@ func diffFields(a, b map[string]string) []FieldChange {
 		keys[k] = true
 	}
 	var out []FieldChange
-	for _, k := range sortedKeys(keys) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		x, y := a[k], b[k]
 		if x == y {
 			continue

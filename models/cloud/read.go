@@ -2,11 +2,14 @@ package cloud
 
 import (
 	"context"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Snapshot is what one sync read from the cloud, in the services' own terms.
@@ -151,36 +154,15 @@ func (c *Client) Read(ctx context.Context, o ReadOptions) (*Snapshot, error) {
 	if o.Parallel <= 0 {
 		o.Parallel = 8
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	s := &Snapshot{Quotas: map[string]map[string]int{}}
 	// Nova and Placement are read side by side; each part is a few
 	// requests except the per-provider details, which are bounded below.
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	fail := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-			cancel()
-		}
-		mu.Unlock()
-	}
-	run := func(f func() error) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := f(); err != nil {
-				fail(err)
-			}
-		}()
-	}
-	run(func() error { return c.readNova(ctx, s, o.Parallel) })
-	run(func() error { return c.readPlacement(ctx, s, o) })
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+	// The first failure cancels the other's requests.
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return c.readNova(gctx, s, o.Parallel) })
+	g.Go(func() error { return c.readPlacement(gctx, s, o) })
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	s.ReadStats.Requests = c.Requests() - before
 	s.ReadStats.Duration = time.Since(start)
@@ -336,7 +318,7 @@ func (c *Client) readNova(ctx context.Context, s *Snapshot, parallel int) error 
 		projects[sv.ProjectID] = true
 	}
 	delete(projects, "")
-	plist := sortedKeys(projects)
+	plist := slices.Sorted(maps.Keys(projects))
 	quotas := make([]map[string]int, len(plist))
 	if err := forEach(ctx, parallel, len(plist), func(i int) error {
 		var q struct {
@@ -378,41 +360,15 @@ func pages(ctx context.Context, next func(marker string) (string, int, error)) e
 }
 
 // forEach runs f(0..n-1) with at most parallel at once; the first error
-// stops the rest.
+// stops the rest from starting.
 func forEach(ctx context.Context, parallel, n int, f func(i int) error) error {
-	if n == 0 {
-		return nil
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(parallel, 1))
+	for i := 0; i < n && gctx.Err() == nil; i++ {
+		g.Go(func() error { return f(i) })
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	var once sync.Once
-	var first error
-	for w := 0; w < min(parallel, n); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				if ctx.Err() != nil {
-					continue
-				}
-				if err := f(i); err != nil {
-					once.Do(func() { first = err; cancel() })
-				}
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		if ctx.Err() != nil {
-			break
-		}
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
-	if first != nil {
-		return first
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	return ctx.Err()
 }
@@ -572,7 +528,7 @@ func (c *Client) readConsumers(ctx context.Context, s *Snapshot, o ReadOptions) 
 	}
 	s.Placement.Consumers = make(map[string]*PlacementConsumer, len(gens))
 	var todo []string
-	for _, cu := range sortedKeys(gens) {
+	for _, cu := range slices.Sorted(maps.Keys(gens)) {
 		if o.Previous != nil {
 			if old := o.Previous.Consumers[cu]; old != nil && old.Generation == gens[cu] {
 				s.Placement.Consumers[cu] = old

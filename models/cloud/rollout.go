@@ -11,7 +11,6 @@ import (
 
 	"corral/models"
 	"corral/models/scheduling"
-	"corral/models/store"
 )
 
 // Step is one API call of a rollout.
@@ -52,10 +51,13 @@ type Plan struct {
 	// NotRolledOut are changes that have no API (the scheduler settings
 	// live in nova.conf).
 	NotRolledOut []string `json:"not_rolled_out,omitempty"`
-	kept         *Kept
-	changes      []scheduling.Change
-	touchedAggs  []string // uuids of live aggregates the plan changes
-	newNames     []string // aggregates the plan creates
+	// DraftID and DraftName name the draft PlanDraft planned (empty for a
+	// plan of bare changes).
+	DraftID, DraftName string `json:"-"`
+	kept               *Kept
+	changes            []scheduling.Change
+	touchedAggs        []string // uuids of live aggregates the plan changes
+	newNames           []string // aggregates the plan creates
 }
 
 func strp(s string) *string { return &s }
@@ -170,7 +172,7 @@ func PlanWorlds(kept *Kept, live, next *models.World) (*Plan, error) {
 			var props, unprops []string
 			oldMeta := map[string]*string{}
 			var undo []scheduling.Change
-			for _, k := range sortedKeys(m) {
+			for _, k := range slices.Sorted(maps.Keys(m)) {
 				if m[k] == nil {
 					body[k] = nil
 					unprops = append(unprops, "--property "+shq(k))
@@ -363,7 +365,7 @@ func flavorSteps(p *Plan, live, next *models.World) (sets, unsets []Step) {
 		}
 		set := map[string]any{}
 		var props []string
-		for _, k := range sortedKeys(f.ExtraSpecs) {
+		for _, k := range slices.Sorted(maps.Keys(f.ExtraSpecs)) {
 			if ov, ok := o.ExtraSpecs[k]; !ok || ov != f.ExtraSpecs[k] {
 				set[k] = f.ExtraSpecs[k]
 				props = append(props, "--property "+shq(k+"="+f.ExtraSpecs[k]))
@@ -374,7 +376,7 @@ func flavorSteps(p *Plan, live, next *models.World) (sets, unsets []Step) {
 				Path: "/flavors/" + f.ID + "/os-extra_specs", Body: map[string]any{"extra_specs": set},
 				Openstack: "openstack flavor set " + strings.Join(props, " ") + " " + shq(f.Name)})
 		}
-		for _, k := range sortedKeys(o.ExtraSpecs) {
+		for _, k := range slices.Sorted(maps.Keys(o.ExtraSpecs)) {
 			if _, ok := f.ExtraSpecs[k]; !ok {
 				unsets = append(unsets, Step{Kind: "flavor_unset_extra_spec", Aggregate: f.Name, Service: "nova", Method: "DELETE",
 					Path: "/flavors/" + f.ID + "/os-extra_specs/" + url.PathEscape(k), Openstack: "openstack flavor unset --property " + shq(k) + " " + shq(f.Name)})
@@ -404,12 +406,12 @@ func traitSteps(live, next *models.World, kept *Kept) []Step {
 		}
 		a, b := setOf(o.Traits), setOf(pr.Traits)
 		var add, remove []string
-		for _, t := range sortedKeys(b) {
+		for _, t := range slices.Sorted(maps.Keys(b)) {
 			if !a[t] {
 				add = append(add, t)
 			}
 		}
-		for _, t := range sortedKeys(a) {
+		for _, t := range slices.Sorted(maps.Keys(a)) {
 			if !b[t] {
 				remove = append(remove, t)
 			}
@@ -458,7 +460,7 @@ type RolloutReport struct {
 // audited, stopping at the first failure; checks that Placement mirrors
 // the host memberships Nova changed; re-syncs; and on failure stores a
 // draft that undoes what was done.
-func (c *Client) Rollout(ctx context.Context, st *store.Store, actor store.Actor, plan *Plan, connection string) (*RolloutReport, error) {
+func (c *Client) Rollout(ctx context.Context, st RolloutStore, actor models.Actor, plan *Plan, connection string) (*RolloutReport, error) {
 	r := &RolloutReport{Plan: plan}
 	drift, err := c.drift(ctx, plan)
 	if err != nil {
@@ -595,14 +597,11 @@ func (c *Client) Rollout(ctx context.Context, st *store.Store, actor store.Actor
 				r.NoUndo = append(r.NoUndo, r.Done[i].String())
 			}
 		}
-		d, err := st.CreateDraft(ctx, actor, "undo partial rollout")
-		if err == nil {
-			d, err = st.SetDraftChanges(ctx, actor, d.ID, d.Version, undo)
-		}
+		id, err := st.SaveDraft(ctx, actor, "undo partial rollout", undo)
 		if err != nil {
 			return r, fmt.Errorf("the rollout stopped and its undo draft could not be saved: %w", err)
 		}
-		r.UndoID = d.ID
+		r.UndoID = id
 	}
 	return r, nil
 }
@@ -644,7 +643,7 @@ func (c *Client) drift(ctx context.Context, plan *Plan) ([]string, error) {
 		if z := strOr(cur.AvailabilityZone); z != strOr(old.AvailabilityZone) {
 			out = append(out, fmt.Sprintf("aggregate %s: availability_zone %q → %q", old.Name, strOr(old.AvailabilityZone), z))
 		}
-		for _, k := range sortedKeys(union(old.Metadata, cur.Metadata)) {
+		for _, k := range slices.Sorted(maps.Keys(union(old.Metadata, cur.Metadata))) {
 			if k == "availability_zone" {
 				continue
 			}
@@ -660,12 +659,12 @@ func (c *Client) drift(ctx context.Context, plan *Plan) ([]string, error) {
 			}
 		}
 		oh, nh := setOf(old.Hosts), setOf(cur.Hosts)
-		for _, h := range sortedKeys(nh) {
+		for _, h := range slices.Sorted(maps.Keys(nh)) {
 			if !oh[h] {
 				out = append(out, fmt.Sprintf("aggregate %s: host %s was added", old.Name, h))
 			}
 		}
-		for _, h := range sortedKeys(oh) {
+		for _, h := range slices.Sorted(maps.Keys(oh)) {
 			if !nh[h] {
 				out = append(out, fmt.Sprintf("aggregate %s: host %s was removed", old.Name, h))
 			}
@@ -696,7 +695,7 @@ func (c *Client) drift(ctx context.Context, plan *Plan) ([]string, error) {
 				return nil, err
 			}
 			old := keptFlavors[id].ExtraSpecs
-			for _, k := range sortedKeys(union(old, cur.ExtraSpecs)) {
+			for _, k := range slices.Sorted(maps.Keys(union(old, cur.ExtraSpecs))) {
 				ov, ook := old[k]
 				nv, nok := cur.ExtraSpecs[k]
 				switch {
@@ -771,44 +770,33 @@ func union(a, b map[string]string) map[string]bool {
 	return m
 }
 
-// PlanDraft plans the rollout of a stored draft against the last sync. It
-// refuses a draft whose live objects changed since it touched them.
-func PlanDraft(ctx context.Context, st *store.Store, draftID string) (*store.Draft, *Plan, error) {
-	d, err := st.GetDraft(ctx, draftID)
+// PlanDraft plans the rollout of a stored draft against the last sync. The
+// store refuses a draft whose live objects changed since it touched them.
+func PlanDraft(ctx context.Context, st DraftStore, draftID string) (*Plan, error) {
+	name, changes, err := st.PendingDraft(ctx, draftID)
 	if err != nil {
-		return nil, nil, err
-	}
-	conflicts, err := st.DraftConflicts(ctx, d)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(conflicts) > 0 {
-		return nil, nil, models.E(models.Conflict, "draft", "draft %s no longer applies: %s", d.Name, strings.Join(conflicts, "; "))
-	}
-	changes, err := d.DraftChanges()
-	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	kept, err := LoadKept(ctx, st)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	live, err := st.ExportWorld(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	p, err := PlanRollout(kept, live, changes)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	p.changes = changes
-	return d, p, nil
+	p.changes, p.DraftID, p.DraftName = changes, draftID, name
+	return p, nil
 }
 
 // RolloutDraft rolls a planned draft out; when every call succeeded, the
 // part without an API (settings) is applied to corral itself and the
 // draft is done (deleted): the re-sync brought the rest in.
-func (c *Client) RolloutDraft(ctx context.Context, st *store.Store, actor store.Actor, d *store.Draft, p *Plan, connection string) (*RolloutReport, error) {
+func (c *Client) RolloutDraft(ctx context.Context, st RolloutStore, actor models.Actor, p *Plan, connection string) (*RolloutReport, error) {
 	rep, err := c.Rollout(ctx, st, actor, p, connection)
 	if err != nil || len(rep.Drift) > 0 || rep.Failed != nil {
 		return rep, err
@@ -820,16 +808,9 @@ func (c *Client) RolloutDraft(ctx context.Context, st *store.Store, actor store.
 		}
 	}
 	if len(local) > 0 {
-		ld, err := st.CreateDraft(ctx, actor, "settings of draft "+d.Name)
-		if err == nil {
-			ld, err = st.SetDraftChanges(ctx, actor, ld.ID, ld.Version, local)
-		}
-		if err == nil {
-			err = st.ApplyDraft(ctx, actor, ld.ID, ld.Version)
-		}
-		if err != nil {
+		if _, err := st.Apply(ctx, actor, local); err != nil {
 			return rep, fmt.Errorf("rolled out, but the settings could not be applied to corral: %w", err)
 		}
 	}
-	return rep, st.DiscardDraft(ctx, actor, d.ID)
+	return rep, st.DiscardDraft(ctx, actor, p.DraftID)
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"corral/models"
-	"corral/models/store"
 )
 
 // SyncOptions tune one sync.
@@ -25,16 +24,16 @@ type SyncResult struct {
 	Warnings      []string
 	Stats         ReadStats
 	Counts        map[string]int
-	Record        store.SyncRecord // ID and Revision set when stored
+	Record        models.SyncRecord // ID and Revision set when stored
 	Stored        bool
 }
 
 // Sync reads the cloud and (unless DryRun) stores it as corral's live state
 // in one transaction. A read that fails stores nothing: the error is
 // recorded for the Cloud page and returned.
-func Sync(ctx context.Context, st *store.Store, c *Client, actor store.Actor, o SyncOptions) (*SyncResult, error) {
+func Sync(ctx context.Context, st LiveStore, c *Client, actor models.Actor, o SyncOptions) (*SyncResult, error) {
 	started := time.Now().UTC()
-	rec := store.SyncRecord{StartedAt: started, Connection: o.Connection, Actor: actor.Name}
+	rec := models.SyncRecord{StartedAt: started, Connection: o.Connection, Actor: actor.Name}
 	fail := func(err error) (*SyncResult, error) {
 		if !o.DryRun {
 			rec.FinishedAt = time.Now().UTC()
@@ -75,14 +74,13 @@ func Sync(ctx context.Context, st *store.Store, c *Client, actor store.Actor, o 
 		return fail(err)
 	}
 	changes, _ := json.Marshal(res.Changes)
-	dis, _ := json.Marshal(res.Disagreements)
 	warn, _ := json.Marshal(res.Warnings)
 	rec.Requests = c.Requests() - before
 	rec.ProvidersRead, rec.ProvidersReused = snap.ReadStats.ProvidersRead, snap.ReadStats.ProvidersReused
-	rec.Changes, rec.ChangeCount, rec.Disagreements, rec.Warnings = string(changes), len(res.Changes), string(dis), string(warn)
+	rec.Changes, rec.ChangeCount, rec.Disagreements, rec.Warnings = string(changes), len(res.Changes), res.Disagreements, string(warn)
 	rec.FinishedAt = time.Now().UTC()
 	rec.DurationMS = rec.FinishedAt.Sub(started).Milliseconds()
-	ls := &store.LiveState{World: m.World, Quotas: m.Quotas, Consumers: m.Consumers, Placement: string(placement), Record: rec}
+	ls := &models.LiveState{World: m.World, Quotas: m.Quotas, Consumers: m.Consumers, Placement: string(placement), Record: rec}
 	if err := st.ReplaceLiveState(ctx, actor, ls); err != nil {
 		return fail(models.Wrap("cloud.Sync", err))
 	}
@@ -102,7 +100,9 @@ type Kept struct {
 }
 
 // LoadKept reads what the last sync kept; nil when there was none.
-func LoadKept(ctx context.Context, st *store.Store) (*Kept, error) {
+func LoadKept(ctx context.Context, st interface {
+	CloudPlacementState(ctx context.Context) (string, error)
+}) (*Kept, error) {
 	raw, err := st.CloudPlacementState(ctx)
 	if err != nil || raw == "" {
 		return nil, err

@@ -7,14 +7,14 @@ import (
 	"sync"
 	"time"
 
-	"corral/models/store"
+	"corral/models"
 )
 
 // Syncer keeps a connected server's live state in step with the cloud:
 // every Every, and when someone asks. Replicas on one database take turns
 // through the store's sync lock.
 type Syncer struct {
-	Store   *store.Store
+	Store   SyncerStore
 	Options Options
 	Every   time.Duration // 0: only on demand
 	Log     *slog.Logger
@@ -28,6 +28,9 @@ var ErrBusy = errors.New("a sync is already running")
 
 // Connection is the connection without secrets.
 func (s *Syncer) Connection() string { return s.Options.Describe() }
+
+// Interval is how often the syncer syncs (0: only on demand).
+func (s *Syncer) Interval() time.Duration { return s.Every }
 
 // Running reports whether this replica is syncing now.
 func (s *Syncer) Running() bool {
@@ -44,7 +47,7 @@ func (s *Syncer) Run(ctx context.Context) {
 	t := time.NewTicker(s.Every)
 	defer t.Stop()
 	for {
-		_, err := s.SyncNow(ctx, store.Actor{Name: "corral", Via: "sync", Role: "admin"})
+		_, err := s.SyncNow(ctx, models.Actor{Name: "corral", Via: "sync", Role: models.RoleAdmin})
 		if err != nil && !errors.Is(err, ErrBusy) && ctx.Err() == nil && s.Log != nil {
 			s.Log.Warn("sync failed", "connection", s.Connection(), "error", err.Error())
 		}
@@ -57,7 +60,7 @@ func (s *Syncer) Run(ctx context.Context) {
 }
 
 // SyncNow runs one sync unless one is running already (ErrBusy).
-func (s *Syncer) SyncNow(ctx context.Context, actor store.Actor) (*SyncResult, error) {
+func (s *Syncer) SyncNow(ctx context.Context, actor models.Actor) (*SyncResult, error) {
 	s.mu.Lock()
 	if s.running {
 		s.mu.Unlock()
@@ -82,7 +85,7 @@ func (s *Syncer) SyncNow(ctx context.Context, actor store.Actor) (*SyncResult, e
 	if err != nil {
 		// Nothing was read: record it for the page all the same.
 		now := time.Now().UTC()
-		_ = s.Store.RecordSyncFailure(context.WithoutCancel(ctx), store.SyncRecord{StartedAt: now, FinishedAt: now,
+		_ = s.Store.RecordSyncFailure(context.WithoutCancel(ctx), models.SyncRecord{StartedAt: now, FinishedAt: now,
 			Connection: s.Connection(), Actor: actor.Name, Error: err.Error()})
 		return nil, err
 	}
@@ -92,7 +95,7 @@ func (s *Syncer) SyncNow(ctx context.Context, actor store.Actor) (*SyncResult, e
 
 // Rollout rolls a planned draft out under the same lock as syncs, so that
 // no periodic sync runs in the middle of it (ErrBusy while one runs).
-func (s *Syncer) Rollout(ctx context.Context, actor store.Actor, d *store.Draft, p *Plan) (*RolloutReport, error) {
+func (s *Syncer) Rollout(ctx context.Context, actor models.Actor, p *Plan) (*RolloutReport, error) {
 	s.mu.Lock()
 	if s.running {
 		s.mu.Unlock()
@@ -118,5 +121,5 @@ func (s *Syncer) Rollout(ctx context.Context, actor store.Actor, d *store.Draft,
 		return nil, err
 	}
 	defer client.Close()
-	return client.RolloutDraft(ctx, s.Store, actor, d, p, s.Connection())
+	return client.RolloutDraft(ctx, s.Store, actor, p, s.Connection())
 }

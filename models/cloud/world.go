@@ -9,19 +9,8 @@ import (
 )
 
 // Disagreement is a host whose aggregate membership Nova and Placement see
-// differently: forbidden and required aggregates (member_of) act on
-// Placement's copy only, so scheduling sees Placement's side. It is what
-// `nova-manage placement sync_aggregates` repairs.
-type Disagreement struct {
-	Aggregate     string `json:"aggregate"` // name
-	AggregateUUID string `json:"aggregate_uuid"`
-	Host          string `json:"host"`
-	Provider      string `json:"provider,omitempty"` // root provider uuid
-	// InNova: the host is in Nova's aggregate but its provider is not in
-	// Placement's; otherwise the reverse.
-	InNova  bool   `json:"in_nova"`
-	Message string `json:"message"`
-}
+// differently (models.Disagreement).
+type Disagreement = models.Disagreement
 
 // Mapped is a snapshot in corral's terms.
 type Mapped struct {
@@ -40,7 +29,7 @@ func Map(s *Snapshot) *Mapped {
 	m := &Mapped{World: &models.World{}}
 	w := m.World
 	provs := s.Placement.Providers
-	uuids := sortedKeys(provs)
+	uuids := slices.Sorted(maps.Keys(provs))
 	byName := map[string]string{}
 	for _, u := range uuids {
 		p := provs[u]
@@ -158,12 +147,12 @@ func Map(s *Snapshot) *Mapped {
 			m.Disagreements = append(m.Disagreements, Disagreement{Aggregate: a.Name, AggregateUUID: a.UUID, Host: h, Provider: u,
 				Message: fmt.Sprintf("provider %s is in placement aggregate %s but host %s is not in nova aggregate %s: member_of sees it, nova's aggregate filters do not", p.Name, a.UUID, h, a.Name)})
 		}
-		ag.Members = sortedKeys(members)
+		ag.Members = append([]string{}, slices.Sorted(maps.Keys(members))...) // none is an empty list, not "keep"
 		w.Aggregates = append(w.Aggregates, ag)
 	}
 	// Aggregates only Placement knows (sharing providers' usually) keep
 	// their uuid as their name.
-	for _, ag := range sortedKeys(placementMembers) {
+	for _, ag := range slices.Sorted(maps.Keys(placementMembers)) {
 		if novaUUIDs[ag] {
 			continue
 		}
@@ -236,15 +225,15 @@ func Map(s *Snapshot) *Mapped {
 				}
 				consumers[cu] = c
 			}
-			for _, rc := range sortedKeys(byRC) {
+			for _, rc := range slices.Sorted(maps.Keys(byRC)) {
 				c.Allocations = append(c.Allocations, models.Allocation{ConsumerUUID: cu, ProviderUUID: u, ResourceClass: rc, Used: byRC[rc]})
 			}
 		}
 	}
-	for _, cu := range sortedKeys(consumers) {
+	for _, cu := range slices.Sorted(maps.Keys(consumers)) {
 		m.Consumers = append(m.Consumers, *consumers[cu])
 	}
-	for _, p := range sortedKeys(s.Quotas) {
+	for _, p := range slices.Sorted(maps.Keys(s.Quotas)) {
 		for _, r := range []string{models.QuotaServerGroups, models.QuotaServerGroupMembers} {
 			if n, ok := s.Quotas[p][r]; ok {
 				m.Quotas = append(m.Quotas, models.Quota{ProjectID: p, Resource: r, Limit: n})

@@ -147,11 +147,6 @@ func Check(in Input) ([]Finding, error) {
 	return out, nil
 }
 
-// HasErrors reports whether a finding has error severity.
-func HasErrors(fs []Finding) bool {
-	return slices.ContainsFunc(fs, func(f Finding) bool { return f.Severity == SeverityError })
-}
-
 // namesList joins at most max names, saying how many more there are.
 func namesList(names []string, max int) string {
 	if len(names) <= max {

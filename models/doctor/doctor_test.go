@@ -47,6 +47,16 @@ func run(t *testing.T, w *models.World, drift ...Drift) []Finding {
 	return fs
 }
 
+// hasErrors reports whether a finding has error severity.
+func hasErrors(fs []Finding) bool {
+	for _, f := range fs {
+		if f.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
 func withCode(fs []Finding, code string) []Finding {
 	var out []Finding
 	for _, f := range fs {
@@ -255,7 +265,7 @@ func TestFindingsAreOrderedAndKeyed(t *testing.T) {
 	if !a.Involves(KindAggregate, w.Aggregates[1].UUID) || a.Involves(KindAggregate, w.Aggregates[0].UUID) || a.Involves(KindProvider, w.Aggregates[1].UUID) {
 		t.Error("Involves")
 	}
-	if !HasErrors(fs) || HasErrors(fs[1:]) {
-		t.Error("HasErrors")
+	if !hasErrors(fs) || hasErrors(fs[1:]) {
+		t.Error("hasErrors")
 	}
 }

@@ -239,37 +239,3 @@ func IsUUIDLike(s string) bool {
 	}
 	return true
 }
-
-// Query is every member_of group of one request: the unnumbered group and
-// the suffixed (granular) groups by suffix.
-type Query struct {
-	Unnumbered Terms
-	Groups     map[string]Terms
-}
-
-// ParseQuery picks every member_of<suffix> parameter out of a parsed query
-// string and parses each, in sorted key order so that the first error is
-// deterministic. Other parameters are ignored.
-func ParseQuery(q map[string][]string, v Version) (Query, error) {
-	keys := make([]string, 0, len(q))
-	for k := range q {
-		if strings.HasPrefix(k, memberOfKey) {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	out := Query{Groups: map[string]Terms{}}
-	for _, k := range keys {
-		t, err := ParseMemberOf(k, q[k], v)
-		if err != nil {
-			return Query{}, err
-		}
-		suffix, _ := SplitKey(k)
-		if suffix == "" {
-			out.Unnumbered = t
-		} else {
-			out.Groups[suffix] = t
-		}
-	}
-	return out, nil
-}

@@ -108,25 +108,17 @@ func TestParseMemberOfOK(t *testing.T) {
 	}
 }
 
-func TestParseQueryAndValues(t *testing.T) {
-	q := map[string][]string{
-		"member_of":  {"in:" + uB + "," + uA, "!" + uB, "!" + uA},
-		"member_of1": {uA},
-		"resources":  {"VCPU:1"},
-	}
-	got, err := ParseQuery(q, Latest)
+func TestParseMemberOfValues(t *testing.T) {
+	got, err := ParseMemberOf("member_of", []string{"in:" + uB + "," + uA, "!" + uB, "!" + uA}, Latest)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"!in:" + uA + "," + uB, "in:" + uA + "," + uB}
-	if v := got.Unnumbered.Values(); !reflect.DeepEqual(v, want) {
+	if v := got.Values(); !reflect.DeepEqual(v, want) {
 		t.Errorf("Values = %q, want %q", v, want)
 	}
-	if g := got.Groups["1"]; !reflect.DeepEqual(g, Terms{Required: [][]string{{uA}}}) {
-		t.Errorf("group 1 = %+v", g)
-	}
-	if _, err := ParseQuery(map[string][]string{"member_of": {"x"}, "member_of1": {"y"}}, Latest); err == nil || !strings.HasSuffix(err.Error(), "Got: x") {
-		t.Errorf("first error in key order: %v", err)
+	if g, err := ParseMemberOf("member_of1", []string{uA}, Latest); err != nil || !reflect.DeepEqual(g, Terms{Required: [][]string{{uA}}}) {
+		t.Errorf("group 1 = %+v, %v", g, err)
 	}
 }
 

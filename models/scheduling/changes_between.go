@@ -9,11 +9,17 @@ import (
 
 // ChangesBetween returns the changes that turn world a into world b for
 // what drafts can change: aggregates, flavor extra specs, server groups,
-// provider traits and inventories, and the settings. Objects are named by
+// providers (with their traits and inventories), consumers' allocations
+// and the settings. Objects are named by
 // UUID (flavors by id) so that the list applies whatever they are called.
 // Reverting an applied draft is ChangesBetween(after, before).
 func ChangesBetween(a, b *models.World) []Change {
-	var out []Change
+	provsA := make(map[string]*models.Provider, len(a.Providers))
+	for i := range a.Providers {
+		provsA[a.Providers[i].UUID] = &a.Providers[i]
+	}
+	// New providers first (aggregates may take them in), deleted ones last.
+	out, lastChanges := providerChangesBetween(a, b, provsA)
 	// Aggregates: deleted ones lose their members first, new ones are
 	// created with their zone and metadata and then get their members.
 	inB := map[string]*models.Aggregate{}
@@ -46,16 +52,20 @@ func ChangesBetween(a, b *models.World) []Change {
 			}
 			continue
 		}
+		if x.Name != y.Name {
+			out = append(out, Change{Op: OpRenameAggregate, Aggregate: y.UUID, Value: y.Name})
+		}
 		if az := zoneOf(y); zoneOf(x) != az {
 			out = append(out, Change{Op: OpSetZone, Aggregate: y.UUID, AvailabilityZone: &az})
 		}
-		for _, k := range sortedKeys(x.Metadata) {
-			if _, ok := y.Metadata[k]; !ok {
+		// Nova's availability_zone key follows the zone (set_zone above).
+		for _, k := range slices.Sorted(maps.Keys(x.Metadata)) {
+			if _, ok := y.Metadata[k]; !ok && k != zoneKey {
 				out = append(out, Change{Op: OpUnsetMetadata, Aggregate: y.UUID, Key: k})
 			}
 		}
-		for _, k := range sortedKeys(y.Metadata) {
-			if v, ok := x.Metadata[k]; !ok || v != y.Metadata[k] {
+		for _, k := range slices.Sorted(maps.Keys(y.Metadata)) {
+			if v, ok := x.Metadata[k]; (!ok || v != y.Metadata[k]) && k != zoneKey {
 				out = append(out, Change{Op: OpSetMetadata, Aggregate: y.UUID, Key: k, Value: y.Metadata[k]})
 			}
 		}
@@ -70,28 +80,37 @@ func ChangesBetween(a, b *models.World) []Change {
 			}
 		}
 	}
-	// Flavor extra specs.
+	// Flavors: deleted ones first (their names are free then), then
+	// renames, sizes and extra specs, then new ones.
 	flavorsA := map[string]*models.Flavor{}
 	for i := range a.Flavors {
 		flavorsA[a.Flavors[i].ID] = &a.Flavors[i]
 	}
+	out = append(out, deletedFlavors(a, b)...)
+	var created []Change
 	for i := range b.Flavors {
 		y := &b.Flavors[i]
 		x, ok := flavorsA[y.ID]
 		if !ok {
-			continue // drafts do not create flavors
+			created = append(created, Change{Op: OpCreateFlavor, Flavor: y.Name, UUID: y.ID,
+				Size: &FlavorSize{VCPUs: y.VCPUs, RAMMB: y.RAMMB, DiskGB: y.DiskGB}, Metadata: maps.Clone(y.ExtraSpecs)})
+			continue
 		}
-		for _, k := range sortedKeys(x.ExtraSpecs) {
+		if up := flavorUpdate(x, y); up != nil {
+			out = append(out, *up)
+		}
+		for _, k := range slices.Sorted(maps.Keys(x.ExtraSpecs)) {
 			if _, ok := y.ExtraSpecs[k]; !ok {
 				out = append(out, Change{Op: OpUnsetExtraSpec, Flavor: y.ID, Key: k})
 			}
 		}
-		for _, k := range sortedKeys(y.ExtraSpecs) {
+		for _, k := range slices.Sorted(maps.Keys(y.ExtraSpecs)) {
 			if v, ok := x.ExtraSpecs[k]; !ok || v != y.ExtraSpecs[k] {
 				out = append(out, Change{Op: OpSetExtraSpec, Flavor: y.ID, Key: k, Value: y.ExtraSpecs[k]})
 			}
 		}
 	}
+	out = append(out, created...)
 	// Server groups: deleted ones first, then members leave, then join,
 	// then new groups (with their members): a server is in one group at a
 	// time, so one moving between groups must leave before it joins.
@@ -134,12 +153,7 @@ func ChangesBetween(a, b *models.World) []Change {
 				Policy: y.Policy, Rules: maps.Clone(y.Rules), Members: slices.Clone(y.Members)})
 		}
 	}
-	// Provider traits and inventories (providers themselves are not
-	// drafted).
-	provsA := make(map[string]*models.Provider, len(a.Providers))
-	for i := range a.Providers {
-		provsA[a.Providers[i].UUID] = &a.Providers[i]
-	}
+	// Traits and inventories of the providers both worlds have.
 	for i := range b.Providers {
 		y := &b.Providers[i]
 		x, ok := provsA[y.UUID]
@@ -156,12 +170,12 @@ func ChangesBetween(a, b *models.World) []Change {
 				out = append(out, Change{Op: OpAddTrait, Provider: y.UUID, Trait: t})
 			}
 		}
-		for _, rc := range sortedKeys(x.Inventories) {
+		for _, rc := range slices.Sorted(maps.Keys(x.Inventories)) {
 			if _, ok := y.Inventories[rc]; !ok {
 				out = append(out, Change{Op: OpDeleteInventory, Provider: y.UUID, ResourceClass: rc})
 			}
 		}
-		for _, rc := range sortedKeys(y.Inventories) {
+		for _, rc := range slices.Sorted(maps.Keys(y.Inventories)) {
 			if v, ok := x.Inventories[rc]; !ok || v != y.Inventories[rc] {
 				inv := y.Inventories[rc]
 				out = append(out, Change{Op: OpSetInventory, Provider: y.UUID, ResourceClass: rc, Inventory: &inv})
@@ -171,7 +185,8 @@ func ChangesBetween(a, b *models.World) []Change {
 	if o := SettingsOverrideBetween(a.Settings, b.Settings); o != nil {
 		out = append(out, Change{Op: OpSetSettings, Settings: o})
 	}
-	return out
+	out = append(out, consumerChangesBetween(a, b)...)
+	return append(out, lastChanges...)
 }
 
 func zoneOf(a *models.Aggregate) string {

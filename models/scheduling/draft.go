@@ -22,6 +22,7 @@ const (
 	OpDeleteAggregate   = "delete_aggregate"   // aggregate
 	OpSetSettings       = "set_settings"       // settings
 	OpSetZone           = "set_zone"           // aggregate, availability_zone ("" or absent clears it)
+	// OpRenameAggregate is in draft_compute.go.
 
 	OpSetExtraSpec      = "set_extra_spec"      // flavor, key, value
 	OpUnsetExtraSpec    = "unset_extra_spec"    // flavor, key
@@ -39,10 +40,12 @@ const (
 // describes them.
 var Ops = []string{
 	OpSetMetadata, OpUnsetMetadata, OpAddTenant, OpRemoveTenant, OpAddReservation, OpRemoveReservation,
-	OpAddMember, OpRemoveMember, OpCreateAggregate, OpDeleteAggregate, OpSetZone, OpSetSettings,
-	OpSetExtraSpec, OpUnsetExtraSpec, OpCreateServerGroup, OpDeleteServerGroup, OpAddGroupMember, OpRemoveGroupMember,
+	OpAddMember, OpRemoveMember, OpCreateAggregate, OpDeleteAggregate, OpSetZone, OpRenameAggregate, OpSetSettings,
+	OpSetExtraSpec, OpUnsetExtraSpec, OpCreateFlavor, OpUpdateFlavor, OpDeleteFlavor, OpCreateServerGroup, OpDeleteServerGroup, OpAddGroupMember, OpRemoveGroupMember,
 	OpAddTrait, OpRemoveTrait, OpSetInventory, OpDeleteInventory,
 }
+
+func init() { Ops = append(Ops, PlacementOps...) }
 
 // Change is one staged edit of a draft. Aggregates, providers and flavors
 // are named by name or UUID (a flavor also by id); server groups by UUID,
@@ -70,11 +73,14 @@ type Change struct {
 	AvailabilityZone *string           `json:"availability_zone,omitempty"`
 	Metadata         map[string]string `json:"metadata,omitempty"`
 	Settings         *SettingsOverride `json:"settings,omitempty"`
-	// Generation, on set_settings, is the settings' generation as the
-	// writer read them: applying the change to other live settings is a
-	// Conflict (a console form saved after someone else's save). Nil
-	// applies whatever the live generation.
+	// Generation is the generation of the object the change names as the
+	// writer read it (the aggregate, flavor, server group, provider, the
+	// settings; a set_allocations' consumer): applying refuses with a
+	// Conflict when the object moved since (a form saved after someone
+	// else's save). Nil applies whatever the live generation.
 	Generation *int64 `json:"generation,omitempty"`
+	PlacementFields
+	Size *FlavorSize `json:"size,omitempty"`
 }
 
 // ApplyChanges returns a new world with the changes applied in order. The
@@ -96,11 +102,11 @@ func ApplyChanges(w *models.World, changes []Change) (*models.World, error) {
 	var flavors, groups, providers bool
 	for _, c := range changes {
 		switch {
-		case c.Op == OpSetExtraSpec || c.Op == OpUnsetExtraSpec:
+		case editsFlavor(c.Op):
 			flavors = true
 		case c.Op == OpCreateServerGroup || c.Op == OpDeleteServerGroup || c.Op == OpAddGroupMember || c.Op == OpRemoveGroupMember:
 			groups = true
-		case editsProvider(c.Op):
+		case editsProvider(c.Op) || IsPlacementOp(c.Op):
 			providers = true
 		}
 	}
@@ -129,17 +135,8 @@ func ApplyChanges(w *models.World, changes []Change) (*models.World, error) {
 	var provs map[string]*models.Provider
 	for _, c := range changes {
 		if c.Op == OpAddMember || c.Op == OpRemoveMember || editsProvider(c.Op) {
-			provs = make(map[string]*models.Provider, len(out.Providers)*2)
+			provs = indexProviders(out.Providers)
 			break
-		}
-	}
-	if provs != nil {
-		for i := range out.Providers {
-			p := &out.Providers[i]
-			provs[p.Name] = p
-		}
-		for i := range out.Providers {
-			provs[out.Providers[i].UUID] = &out.Providers[i] // UUIDs win over names
 		}
 	}
 	for i, c := range changes {
@@ -148,10 +145,19 @@ func ApplyChanges(w *models.World, changes []Change) (*models.World, error) {
 		switch {
 		case c.Op == OpSetExtraSpec || c.Op == OpUnsetExtraSpec:
 			err = applyFlavorChange(&out, c, at)
+		case editsFlavor(c.Op):
+			err = applyFlavorLifecycle(&out, c, at)
 		case c.Op == OpCreateServerGroup || c.Op == OpDeleteServerGroup || c.Op == OpAddGroupMember || c.Op == OpRemoveGroupMember:
 			err = applyGroupChange(&out, c, at)
 		case editsProvider(c.Op):
 			err = applyProviderChange(provs, c, at)
+		case IsPlacementOp(c.Op):
+			err = applyPlacementChange(&out, c, at)
+			if provs != nil && reshapesProviders(c.Op) {
+				provs = indexProviders(out.Providers)
+			}
+		case c.Op == OpRenameAggregate:
+			err = applyRename(&out, c, at)
 		default:
 			err = applyChange(&out, provs, c, at)
 		}
@@ -160,6 +166,18 @@ func ApplyChanges(w *models.World, changes []Change) (*models.World, error) {
 		}
 	}
 	return &out, nil
+}
+
+// indexProviders maps providers by name and UUID (UUIDs win over names).
+func indexProviders(ps []models.Provider) map[string]*models.Provider {
+	provs := make(map[string]*models.Provider, len(ps)*2)
+	for i := range ps {
+		provs[ps[i].Name] = &ps[i]
+	}
+	for i := range ps {
+		provs[ps[i].UUID] = &ps[i]
+	}
+	return provs
 }
 
 // editsProvider reports whether op changes a provider itself.
@@ -221,6 +239,7 @@ func applyChange(w *models.World, provs map[string]*models.Provider, c Change, a
 			id = max(id, a.ID)
 		}
 		a := cloneAggregate(models.Aggregate{ID: id + 1, UUID: u, Name: c.Aggregate, AvailabilityZone: c.AvailabilityZone, Metadata: c.Metadata})
+		syncZone(&a, a.AvailabilityZone != nil)
 		w.Aggregates = append(w.Aggregates, a)
 		return nil
 	}
@@ -238,16 +257,23 @@ func applyChange(w *models.World, provs map[string]*models.Provider, c Change, a
 			z := *c.AvailabilityZone
 			agg.AvailabilityZone = &z
 		}
+		syncZone(agg, true)
 	case OpSetMetadata:
 		if c.Key == "" {
 			return models.E(models.Invalid, at+".key", "set_metadata needs a key")
 		}
 		agg.Metadata[c.Key] = c.Value
+		if c.Key == "availability_zone" {
+			syncZone(agg, false)
+		}
 	case OpUnsetMetadata:
 		if _, ok := agg.Metadata[c.Key]; !ok {
 			return models.E(models.Invalid, at+".key", "aggregate %s has no metadata key %q", agg.Name, c.Key)
 		}
 		delete(agg.Metadata, c.Key)
+		if c.Key == "availability_zone" {
+			syncZone(agg, false)
+		}
 	case OpAddTenant:
 		if err := CheckTag("project", c.Project); err != nil {
 			err.Field = at + ".project"
@@ -331,7 +357,7 @@ func DiffTraces(live, draft *Trace) TraceDiff {
 	a, ca := live.hostOutcomes()
 	b, cb := draft.hostOutcomes()
 	d := TraceDiff{NewlyExcluded: []HostChange{}, NewlyEligible: []HostChange{}, Incomplete: !ca || !cb}
-	for _, name := range sortedKeys(a) {
+	for _, name := range slices.Sorted(maps.Keys(a)) {
 		was := a[name]
 		now, ok := b[name]
 		if !ok {
@@ -347,7 +373,7 @@ func DiffTraces(live, draft *Trace) TraceDiff {
 			d.NewlyEligible = append(d.NewlyEligible, HostChange{Name: name, Stage: was.Stage, Reason: was.reason()})
 		}
 	}
-	for _, name := range sortedKeys(b) {
+	for _, name := range slices.Sorted(maps.Keys(b)) {
 		if _, ok := a[name]; !ok && b[name].Passed {
 			d.NewlyEligible = append(d.NewlyEligible, HostChange{Name: name, Stage: "world", Reason: "host is new"})
 		}
@@ -362,8 +388,11 @@ func OnlyAggregates(changes []Change) (bool, []string) {
 	var refs []string
 	for _, c := range changes {
 		switch c.Op {
-		case OpSetSettings, OpSetExtraSpec, OpUnsetExtraSpec, OpCreateServerGroup, OpDeleteServerGroup,
+		case OpSetSettings, OpSetExtraSpec, OpUnsetExtraSpec, OpCreateFlavor, OpUpdateFlavor, OpDeleteFlavor, OpCreateServerGroup, OpDeleteServerGroup,
 			OpAddGroupMember, OpRemoveGroupMember, OpAddTrait, OpRemoveTrait, OpSetInventory, OpDeleteInventory:
+			return false, nil
+		}
+		if IsPlacementOp(c.Op) {
 			return false, nil
 		}
 		refs = append(refs, c.Aggregate)

@@ -122,7 +122,9 @@ func applyGroupChange(w *models.World, c Change, at string) error {
 			if g.UUID == u {
 				return models.E(models.Invalid, at+".uuid", "server group %s already exists", u)
 			}
-			if g.Name == c.ServerGroup && g.ProjectID == c.Project {
+			// Later changes name the group; without a UUID, by this name,
+			// which must then be the project's only one (Nova allows more).
+			if g.Name == c.ServerGroup && g.ProjectID == c.Project && c.UUID == "" {
 				return models.E(models.Invalid, at+".server_group", "project %s already has a server group named %q", c.Project, c.ServerGroup)
 			}
 		}
@@ -279,6 +281,21 @@ func DescribeChange(c Change) string {
 			return "clear the zone of aggregate " + c.Aggregate
 		}
 		return fmt.Sprintf("put aggregate %s in zone %s", c.Aggregate, *c.AvailabilityZone)
+	case OpCreateFlavor:
+		return fmt.Sprintf("create flavor %s (%s)", c.Flavor, describeSize(c.Size))
+	case OpUpdateFlavor:
+		var parts []string
+		if c.Value != "" {
+			parts = append(parts, "rename it to "+c.Value)
+		}
+		if c.Size != nil {
+			parts = append(parts, "resize it to "+describeSize(c.Size))
+		}
+		return fmt.Sprintf("flavor %s: %s", c.Flavor, strings.Join(parts, ", "))
+	case OpDeleteFlavor:
+		return "delete flavor " + c.Flavor
+	case OpRenameAggregate:
+		return fmt.Sprintf("rename aggregate %s to %s", c.Aggregate, c.Value)
 	case OpSetSettings:
 		return "change settings: " + describeSettings(c.Settings)
 	case OpSetExtraSpec:
@@ -306,5 +323,12 @@ func DescribeChange(c Change) string {
 	case OpDeleteInventory:
 		return fmt.Sprintf("remove the %s inventory of provider %s", c.ResourceClass, c.Provider)
 	}
-	return strings.ReplaceAll(c.Op, "_", " ")
+	return describePlacementChange(c)
+}
+
+func describeSize(z *FlavorSize) string {
+	if z == nil {
+		return "no size"
+	}
+	return fmt.Sprintf("%d vCPU, %d MB RAM, %d GB disk", z.VCPUs, z.RAMMB, z.DiskGB)
 }

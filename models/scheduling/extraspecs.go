@@ -101,33 +101,6 @@ func (r Requirement) check() error {
 	return nil
 }
 
-// String is the canonical form: the literal itself, or the operator and its
-// operands separated by single spaces. ParseRequirement(r.String()) gives r
-// back for every r that ParseRequirement produced.
-func (r Requirement) String() string {
-	if r.Op == "" {
-		return r.Literal
-	}
-	if len(r.Operands) == 0 {
-		return r.Op
-	}
-	return r.Op + " " + strings.Join(r.Operands, " ")
-}
-
-// Alternatives are the values an "<or>" requirement accepts: nova takes the
-// words at even positions and skips the ones in between as separators
-// without checking them, so "<or> a b c" accepts "a" and "c" only.
-func (r Requirement) Alternatives() []string {
-	if r.Op != OpOr {
-		return nil
-	}
-	var alts []string
-	for i := 0; i < len(r.Operands); i += 2 {
-		alts = append(alts, r.Operands[i])
-	}
-	return alts
-}
-
 // Ignored lists the operand words nova silently ignores: extra words after
 // a single-operand operator, and "<or>" separators that are something else.
 // A non-empty answer almost always means the value does not say what its
@@ -254,12 +227,6 @@ func cachedRequirement(spec string) (Requirement, error) {
 	requirementCache.m[spec] = parsedRequirement{r, err}
 	requirementCache.Unlock()
 	return r, err
-}
-
-// MatchSpec is nova's extra_specs_ops.match(value, spec).
-func MatchSpec(value, spec string) (bool, error) {
-	r, _ := ParseRequirement(spec)
-	return r.Match(value)
 }
 
 // HostMetadata is the metadata of all a host's aggregates united as nova's

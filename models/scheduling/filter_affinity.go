@@ -75,20 +75,6 @@ func (ServerGroupAntiAffinityFilter) Filter(h *HostState, r *Request) Verdict {
 	return Verdict{Passed: true, Reason: "host holds fewer members of the anti-affinity group than max_server_per_host"}
 }
 
-// AntiAffinityRoom is how many more members of the request's anti-affinity
-// group host h can take; -1 when the request has no anti-affinity group
-// (no limit).
-func AntiAffinityRoom(h *HostState, r *Request) int {
-	if r == nil || r.Group == nil || r.Group.Policy != models.PolicyAntiAffinity {
-		return -1
-	}
-	room := r.Group.MaxServerPerHost() - r.GroupHosts[hfHostName(h)]
-	if room < 0 {
-		return 0
-	}
-	return room
-}
-
 // ConsumeGroupHost records that one instance of the request was placed on
 // host, as nova's scheduler does between the instances of a multi-create
 // request (_consume_selected_host, bug 1781710): the group gains a member on

@@ -3,6 +3,7 @@ package scheduling
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/bits"
 	"slices"
 	"sync"
@@ -139,7 +140,7 @@ func ComputeImpactWith(live, draft *Snapshot, o ImpactOptions) (*Impact, error) 
 		for _, z := range append(slices.Clone(lx.zones), dx.zones...) {
 			seen[z] = true
 		}
-		zones = sortedKeys(seen)
+		zones = slices.Sorted(maps.Keys(seen))
 	}
 	m := &Impact{Projects: o.Projects, Flavors: o.Flavors, Cells: make([][]ImpactCell, len(o.Projects))}
 	if o.ByZone {

@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -404,7 +405,7 @@ func tenantSignature(s *Snapshot) string {
 	for a := 0; a < s.ix.NumAggregates(); a++ {
 		agg := s.ix.Aggregate(a)
 		keys := false
-		for _, k := range sortedKeys(agg.Metadata) {
+		for _, k := range slices.Sorted(maps.Keys(agg.Metadata)) {
 			if IsTenantKey(k) {
 				fmt.Fprintf(&b, "|%s=%s", k, agg.Metadata[k])
 				keys = true

@@ -196,17 +196,6 @@ type AggregateInstanceTypeFilter struct{}
 // Name implements HostFilter.
 func (AggregateInstanceTypeFilter) Name() string { return models.FilterAggregateInstanceType }
 
-// ForcedMetadataCheck reports whether united metadata switches the filter to
-// forced mode: some value of force_metadata_check is "true" in any case.
-func ForcedMetadataCheck(md HostMetadata) bool {
-	for _, v := range md[KeyForceMetadataCheck] {
-		if strings.EqualFold(pycompat.Strip(v), "true") {
-			return true
-		}
-	}
-	return false
-}
-
 // Filter implements HostFilter.
 func (AggregateInstanceTypeFilter) Filter(h *HostState, r *Request) Verdict {
 	var specs map[string]string

@@ -188,7 +188,7 @@ func (s *Snapshot) newRun(spec *RequestSpec) (*run, error) {
 	r.memberOf = unnumbered.Values()
 	if r.rf.failure == "" {
 		r.res = s.ix.Evaluate(unnumbered, placement.Unnumbered)
-		r.suffixes = sortedKeys(rv.groups)
+		r.suffixes = slices.Sorted(maps.Keys(rv.groups))
 		for _, k := range r.suffixes {
 			r.groups[k] = s.ix.Evaluate(rv.groups[k], placement.Numbered)
 		}

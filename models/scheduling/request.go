@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"sort"
+	"maps"
+	"slices"
 
 	"corral/models"
 	"corral/models/placement"
@@ -104,16 +104,6 @@ type placementDoc struct {
 	Groups   map[string]json.RawMessage `json:"groups"`
 }
 
-// DecodeRequest reads a request document strictly: unknown fields, wrong
-// types and malformed values are Invalid errors naming the field.
-func DecodeRequest(r io.Reader) (*RequestSpec, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, models.Wrap("decode request", err)
-	}
-	return DecodeRequestJSON(data, "")
-}
-
 // DecodeRequestJSON is DecodeRequest over bytes, with field paths under
 // path (e.g. "request" inside a preview document).
 func DecodeRequestJSON(data []byte, path string) (*RequestSpec, error) {
@@ -170,7 +160,7 @@ func DecodeRequestJSON(data []byte, path string) (*RequestSpec, error) {
 		spec.Placement.MemberOf = pd.MemberOf
 		if len(pd.Groups) > 0 {
 			spec.Placement.Groups = map[string]GroupSpec{}
-			for _, k := range sortedKeys(pd.Groups) {
+			for _, k := range slices.Sorted(maps.Keys(pd.Groups)) {
 				gp := models.JoinPath(pp, "groups."+k)
 				if _, ok := placement.SplitKey("member_of" + k); !ok || k == "" {
 					return nil, models.E(models.Invalid, gp, "group suffix must be 1-64 of [a-zA-Z0-9_-]")
@@ -190,15 +180,6 @@ func DecodeRequestJSON(data []byte, path string) (*RequestSpec, error) {
 		}
 	}
 	return spec, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // resolved is a RequestSpec checked against a snapshot.
@@ -275,7 +256,7 @@ func (s *Snapshot) resolve(spec *RequestSpec) (*resolved, error) {
 		}
 		rv.user = t
 	}
-	for _, k := range sortedKeys(spec.Placement.Groups) {
+	for _, k := range slices.Sorted(maps.Keys(spec.Placement.Groups)) {
 		field := "placement.groups." + k + ".member_of"
 		if _, ok := placement.SplitKey("member_of" + k); !ok || k == "" {
 			return nil, models.E(models.Invalid, "placement.groups."+k, "group suffix must be 1-64 of [a-zA-Z0-9_-]")

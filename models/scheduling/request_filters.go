@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -91,9 +92,51 @@ func (s *Snapshot) runRequestFilters(r *Request) requestFilterOutcome {
 	out.steps = append(out.steps, step)
 
 	// reservations (seed 000)
-	step = RequestFilterStep{Name: RequestFilterReservation}
+	step, reserved := s.reservationStep(r, require, fail)
+	forbidden = append(forbidden, reserved...)
+	out.steps = append(out.steps, step)
+
+	// isolate_aggregates
+	step = RequestFilterStep{Name: RequestFilterIsolate}
+	if !st.EnableIsolatedAggregateFiltering {
+		step.Detail = "off (enable_isolated_aggregate_filtering is false)"
+	} else {
+		var aggs []int32
+		for _, ia := range s.isolating {
+			for _, k := range ia.keys {
+				if r.Flavor.ExtraSpecs[k] != "required" {
+					aggs = append(aggs, ia.agg)
+					break
+				}
+			}
+		}
+		forbidden = append(forbidden, aggs...)
+		if len(aggs) > 0 {
+			step.Effect = "member_of=" + placement.Terms{Forbidden: s.uuids(aggs)}.Values()[0]
+			step.Detail = fmt.Sprintf("the flavor does not require every trait:<T>=required of %s", s.aggNames(aggs))
+		} else {
+			step.Detail = "no isolated aggregate excludes this flavor"
+		}
+	}
+	out.steps = append(out.steps, step)
+
+	if len(forbidden) > 0 {
+		slices.Sort(forbidden)
+		out.terms = out.terms.And(placement.Terms{Forbidden: s.uuids(slices.Compact(forbidden))})
+	}
+	return out
+}
+
+// reservationStep is seed 000's reservation filter: each flavor key with
+// the required-member prefix requires the aggregates carrying that key, and
+// without one the default-forbidden prefix's aggregates are forbidden. It
+// returns the step and the aggregates it forbids.
+func (s *Snapshot) reservationStep(r *Request, require func([]int32) string, fail func(stage, msg string)) (RequestFilterStep, []int32) {
+	step := RequestFilterStep{Name: RequestFilterReservation}
+	st := r.Settings
+	var forbidden []int32
 	var notes []string
-	flavorKeys := sortedKeys(r.Flavor.ExtraSpecs)
+	flavorKeys := slices.Sorted(maps.Keys(r.Flavor.ExtraSpecs))
 	if p := st.RequiredMemberPrefix; p != "" {
 		for _, k := range flavorKeys {
 			if !strings.HasPrefix(k, p) {
@@ -138,37 +181,7 @@ func (s *Snapshot) runRequestFilters(r *Request) requestFilterOutcome {
 		notes = append(notes, "off (both reservation prefixes are empty)")
 	}
 	step.Detail = strings.Join(notes, "; ")
-	out.steps = append(out.steps, step)
-
-	// isolate_aggregates
-	step = RequestFilterStep{Name: RequestFilterIsolate}
-	if !st.EnableIsolatedAggregateFiltering {
-		step.Detail = "off (enable_isolated_aggregate_filtering is false)"
-	} else {
-		var aggs []int32
-		for _, ia := range s.isolating {
-			for _, k := range ia.keys {
-				if r.Flavor.ExtraSpecs[k] != "required" {
-					aggs = append(aggs, ia.agg)
-					break
-				}
-			}
-		}
-		forbidden = append(forbidden, aggs...)
-		if len(aggs) > 0 {
-			step.Effect = "member_of=" + placement.Terms{Forbidden: s.uuids(aggs)}.Values()[0]
-			step.Detail = fmt.Sprintf("the flavor does not require every trait:<T>=required of %s", s.aggNames(aggs))
-		} else {
-			step.Detail = "no isolated aggregate excludes this flavor"
-		}
-	}
-	out.steps = append(out.steps, step)
-
-	if len(forbidden) > 0 {
-		slices.Sort(forbidden)
-		out.terms = out.terms.And(placement.Terms{Forbidden: s.uuids(slices.Compact(forbidden))})
-	}
-	return out
+	return step, forbidden
 }
 
 // isolatingAggregate is an aggregate with trait:<T>=required keys.
@@ -342,7 +355,7 @@ func placementQuery(f *models.Flavor, unnumbered []string, groups map[string]pla
 	for _, v := range unnumbered {
 		params = append(params, kv{"member_of", v})
 	}
-	for _, suffix := range sortedKeys(groups) {
+	for _, suffix := range slices.Sorted(maps.Keys(groups)) {
 		for _, v := range groups[suffix].Values() {
 			params = append(params, kv{"member_of" + suffix, v})
 		}

@@ -63,7 +63,7 @@ func Strandings(live, draft *Snapshot) (*Stranding, error) {
 		return nil, err
 	}
 	out := &Stranding{Servers: []StrandedServer{}, Groups: []BrokenGroup{}}
-	sc, err := newStrandingScan(draft, lx, dx)
+	sc, err := newStrandingScan(live, draft, lx, dx)
 	if err != nil {
 		return nil, err
 	}
@@ -122,11 +122,14 @@ type projectParts struct{ live, draft placement.Bitset }
 // newStrandingScan computes the flavor parts of both worlds (live first,
 // as a derived draft index builds on them) and, when the indexes are
 // aligned, the hosts whose offer changed.
-func newStrandingScan(draft *Snapshot, lx, dx *impactIndex) (*strandingScan, error) {
+func newStrandingScan(live, draft *Snapshot, lx, dx *impactIndex) (*strandingScan, error) {
 	sc := &strandingScan{lx: lx, dx: dx, byHost: map[string]*hostFits{}, parts: map[string]*projectParts{}}
-	sc.flavors = make([]string, len(draft.world.Flavors))
-	for i, f := range draft.world.Flavors {
-		sc.flavors[i] = f.Name
+	// A flavor the draft creates or renames runs no server yet.
+	sc.flavors = make([]string, 0, len(draft.world.Flavors))
+	for _, f := range draft.world.Flavors {
+		if _, ok := live.Flavor(f.Name); ok {
+			sc.flavors = append(sc.flavors, f.Name)
+		}
 	}
 	flavors := sc.flavors
 	lf, df := make([]placement.Bitset, len(flavors)), make([]placement.Bitset, len(flavors))
@@ -404,7 +407,7 @@ func brokenGroups(live, draft *Snapshot, lx, dx *impactIndex, lf, df []placement
 			h := x.position(host)
 			return h >= 0 && part.Has(h) && flavors.Has(h)
 		}
-		hosts := sortedKeys(count)
+		hosts := slices.Sorted(maps.Keys(count))
 		if g.Policy == models.PolicyAffinity {
 			h := hosts[0]
 			if eligible(lx, pl, ul, h) && !eligible(dx, pd, ud, h) {
@@ -442,7 +445,7 @@ func groupBreak(count map[string]int, g *models.ServerGroup) string {
 	if g.Policy != models.PolicyAffinity && g.Policy != models.PolicyAntiAffinity {
 		return ""
 	}
-	hosts := sortedKeys(count)
+	hosts := slices.Sorted(maps.Keys(count))
 	if g.Policy == models.PolicyAffinity {
 		if len(hosts) > 1 {
 			return fmt.Sprintf("affinity: members run on %d hosts (%s)", len(hosts), listNames(hosts, 5))

@@ -33,11 +33,6 @@ const (
 	traitKeyPrefix       = "trait:"
 )
 
-// HasErrors reports whether any problem is an error.
-func HasErrors(ps []Problem) bool {
-	return slices.ContainsFunc(ps, func(p Problem) bool { return p.Severity == SeverityError })
-}
-
 // nova's schema for aggregate metadata and flavor extra-spec keys
 // (parameter_types.metadata): at most 255 of these characters; values at
 // most 255 characters.
@@ -240,12 +235,6 @@ func checkLiteralValue(ps *problems, key, v string) {
 			return
 		}
 	}
-}
-
-// ValidateExtraSpecs checks a flavor's extra specs with the default
-// settings; see ValidateExtraSpecsFor.
-func ValidateExtraSpecs(specs map[string]string) []Problem {
-	return ValidateExtraSpecsFor(specs, models.DefaultSettings())
 }
 
 // ValidateExtraSpecsFor checks a flavor's extra specs: the operator syntax

@@ -123,24 +123,3 @@ func aggregateMultiplier(h *HostState, key string, def float64) float64 {
 	}
 	return least
 }
-
-// NormalizeWeigherWeights is nova's weights.normalize: it maps raw weights
-// linearly onto [0, 1]; when all are equal every weight becomes 0.
-func NormalizeWeigherWeights(raw []float64) []float64 {
-	out := make([]float64, len(raw))
-	if len(raw) == 0 {
-		return out
-	}
-	lo, hi := raw[0], raw[0]
-	for _, w := range raw[1:] {
-		lo = min(lo, w)
-		hi = max(hi, w)
-	}
-	if lo == hi {
-		return out
-	}
-	for i, w := range raw {
-		out[i] = (w - lo) / (hi - lo)
-	}
-	return out
-}

@@ -212,24 +212,10 @@ func findAggregate(tx *gorm.DB, ref string) (*models.Aggregate, error) {
 // validateAggregate checks the fields a person types.
 func validateAggregate(a *models.Aggregate) error {
 	a.Name = strings.TrimSpace(a.Name)
-	if a.Name == "" {
-		return models.E(models.Invalid, "name", "an aggregate needs a name")
-	}
-	if len(a.Name) > 255 {
-		return models.E(models.Invalid, "name", "aggregate name is longer than 255 characters")
-	}
 	if a.AvailabilityZone != nil && strings.TrimSpace(*a.AvailabilityZone) == "" {
 		a.AvailabilityZone = nil
 	}
-	for k, v := range a.Metadata {
-		if strings.TrimSpace(k) == "" || len(k) > 255 {
-			return models.E(models.Invalid, "metadata", "metadata key %q must be 1 to 255 characters", k)
-		}
-		if len(v) > 255 {
-			return models.E(models.Invalid, "metadata", "metadata value of %q is longer than 255 characters", k)
-		}
-	}
-	return nil
+	return models.CheckAggregate(a)
 }
 
 // syncAZ keeps the availability_zone field and Nova's metadata key in step:

@@ -74,7 +74,7 @@ func BenchmarkImportWorld10kProviders(b *testing.B) {
 	})
 }
 
-// Revision is what every SnapshotCache.Get costs when nothing changed.
+// Revision is what every request pays to see whether the world changed.
 func BenchmarkRevision(b *testing.B) {
 	s := storetest.Open(b)
 	for b.Loop() {

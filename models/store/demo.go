@@ -28,6 +28,17 @@ func DemoUUID(kind, name string) string {
 // groups with members spread over hosts.
 func DemoWorld() *models.World {
 	w := &models.World{Settings: models.DefaultSettings()}
+	addDemoProviders(w)
+	addDemoAggregates(w)
+	addDemoFlavors(w)
+	addDemoServers(w)
+	addDemoServerGroups(w)
+	return w
+}
+
+// addDemoProviders adds hosts cn1..cn8, each with two NUMA children, and
+// the sharing providers ss1 and ss2.
+func addDemoProviders(w *models.World) {
 	prov := func(name string, parent string, traits []string, inv map[string]models.Inventory, use map[string]int64) {
 		p := models.Provider{UUID: DemoUUID("provider", name), Name: name, Traits: traits, Inventories: inv, Usages: use}
 		if traits == nil {
@@ -69,7 +80,11 @@ func DemoWorld() *models.World {
 		prov(ss, "", []string{models.TraitSharesViaAggregate},
 			map[string]models.Inventory{"DISK_GB": inv(20000, 1.0)}, map[string]int64{"DISK_GB": 1200})
 	}
+}
 
+// addDemoAggregates adds seed 000's aggregates, the zones, the tenant,
+// reservation and host-filter aggregates.
+func addDemoAggregates(w *models.World) {
 	agg := func(name string, az string, meta map[string]string, members ...string) {
 		a := models.Aggregate{UUID: DemoUUID("aggregate", name), Name: name, Metadata: meta}
 		if meta == nil {
@@ -105,7 +120,10 @@ func DemoWorld() *models.World {
 	agg("hdd", "", map[string]string{"ssd": "false"}, "cn1", "cn3")
 	agg("gpu", "", map[string]string{"gpu": "true", "force_metadata_check": "True"}, "cn6")
 	agg("windows", "", map[string]string{"trait:CUSTOM_LICENSED_WINDOWS": "required", "os": "windows"}, "cn2")
+}
 
+// addDemoFlavors adds flavors for each filter the demo shows.
+func addDemoFlavors(w *models.World) {
 	flavor := func(name string, vcpus, ram, disk int, specs map[string]string) {
 		if specs == nil {
 			specs = map[string]string{}
@@ -120,7 +138,10 @@ func DemoWorld() *models.World {
 	flavor("g1.gpu", 8, 32768, 100, map[string]string{"aggregate_instance_extra_specs:gpu": "true"})
 	flavor("r1.reserved", 4, 8192, 80, map[string]string{"reservation:r42": "true"})
 	flavor("w1.windows", 2, 4096, 60, map[string]string{"trait:CUSTOM_LICENSED_WINDOWS": "required", "aggregate_instance_extra_specs:os": "<in> windows"})
+}
 
+// addDemoServers adds servers on the hosts the server groups talk about.
+func addDemoServers(w *models.World) {
 	server := func(name, project, user, host string) {
 		w.Servers = append(w.Servers, models.Server{UUID: DemoUUID("server", name), Name: name,
 			ProjectID: project, UserID: user, Host: host})
@@ -135,7 +156,10 @@ func DemoWorld() *models.World {
 	server("batch-2", "globex", "bob", "cn5")
 	server("batch-3", "globex", "bob", "cn6")
 	server("reserved-1", "acme", "alice", "cn8")
+}
 
+// addDemoServerGroups adds one group of each policy over the demo's servers.
+func addDemoServerGroups(w *models.World) {
 	group := func(name, project, user, policy string, rules map[string]int, members ...string) {
 		if rules == nil {
 			rules = map[string]int{}
@@ -153,7 +177,6 @@ func DemoWorld() *models.World {
 	group("db", "acme", "alice", models.PolicyAffinity, nil, "db-1", "db-2")
 	group("batch", "globex", "bob", models.PolicySoftAntiAffinity, nil, "batch-1", "batch-2", "batch-3")
 	group("spread", "acme", "alice", models.PolicyAntiAffinity, nil)
-	return w
 }
 
 // demoActor signs the demo's audit event.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -150,6 +149,7 @@ type DraftTouch struct {
 func TouchesOf(changes []scheduling.Change) []DraftTouch {
 	created := map[string]bool{}
 	createdGroups := map[string]bool{}
+	createdProviders := map[string]bool{}
 	var out []DraftTouch
 	for _, c := range changes {
 		switch c.Op {
@@ -161,7 +161,7 @@ func TouchesOf(changes []scheduling.Change) []DraftTouch {
 				created[c.UUID] = true
 			}
 			out = append(out, DraftTouch{NewAggregate: c.Aggregate})
-		case scheduling.OpSetExtraSpec, scheduling.OpUnsetExtraSpec:
+		case scheduling.OpSetExtraSpec, scheduling.OpUnsetExtraSpec, scheduling.OpUpdateFlavor, scheduling.OpDeleteFlavor:
 			out = append(out, DraftTouch{Flavor: c.Flavor})
 		case scheduling.OpCreateServerGroup:
 			createdGroups[c.ServerGroup] = true
@@ -173,8 +173,21 @@ func TouchesOf(changes []scheduling.Change) []DraftTouch {
 			if !createdGroups[c.ServerGroup] {
 				out = append(out, DraftTouch{ServerGroup: c.ServerGroup, GroupProject: c.Project})
 			}
-		case scheduling.OpAddTrait, scheduling.OpRemoveTrait, scheduling.OpSetInventory, scheduling.OpDeleteInventory:
-			out = append(out, DraftTouch{Provider: c.Provider})
+		case scheduling.OpCreateProvider:
+			createdProviders[c.Provider] = true
+			if c.UUID != "" {
+				createdProviders[c.UUID] = true
+			}
+		case scheduling.OpAddTrait, scheduling.OpRemoveTrait, scheduling.OpSetInventory, scheduling.OpDeleteInventory,
+			scheduling.OpDeleteProvider, scheduling.OpRenameProvider, scheduling.OpSetProviderParent, scheduling.OpSetInventories,
+			scheduling.OpSetTraits, scheduling.OpSetProviderAggregates:
+			if !createdProviders[c.Provider] {
+				out = append(out, DraftTouch{Provider: c.Provider})
+			}
+		case scheduling.OpCreateResourceClass, scheduling.OpDeleteResourceClass, scheduling.OpCreateTrait, scheduling.OpDeleteTrait,
+			scheduling.OpSetAllocations:
+			// The catalog and consumers: no object with a generation a
+			// draft records (a consumer's is the change's own).
 		default:
 			if c.Aggregate != "" && !created[c.Aggregate] {
 				out = append(out, DraftTouch{Aggregate: c.Aggregate})
@@ -714,207 +727,4 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n]
-}
-
-// writeDraftWorld writes what differs between cur and next: deleted
-// aggregates first (so their names are free), then updates, then new ones,
-// then the settings.
-func (t *txn) writeDraftWorld(cur, next *models.World, changes []scheduling.Change) error {
-	after := make(map[string]*models.Aggregate, len(next.Aggregates))
-	for i := range next.Aggregates {
-		after[next.Aggregates[i].UUID] = &next.Aggregates[i]
-	}
-	before := make(map[string]bool, len(cur.Aggregates))
-	for i := range cur.Aggregates {
-		c := &cur.Aggregates[i]
-		before[c.UUID] = true
-		if _, ok := after[c.UUID]; !ok {
-			if err := t.deleteDraftedAggregate(c, cur, changes); err != nil {
-				return err
-			}
-		}
-	}
-	for i := range cur.Aggregates {
-		c := &cur.Aggregates[i]
-		n, ok := after[c.UUID]
-		if !ok || sameAggregate(c, n) {
-			continue
-		}
-		if _, err := t.updateAggregate(c.UUID, c.Generation, func(a *models.Aggregate) error {
-			a.Name, a.AvailabilityZone = n.Name, n.AvailabilityZone
-			a.Metadata = maps.Clone(n.Metadata)
-			a.Members = slices.Clone(n.Members)
-			return nil
-		}); err != nil {
-			return err
-		}
-	}
-	for i := range next.Aggregates {
-		n := next.Aggregates[i]
-		if before[n.UUID] {
-			continue
-		}
-		n.Metadata, n.Members = maps.Clone(n.Metadata), slices.Clone(n.Members)
-		if err := t.createAggregate(&n); err != nil {
-			return err
-		}
-	}
-	if err := t.writeDraftedFlavorsGroupsProviders(cur, next, changes); err != nil {
-		return err
-	}
-	if !reflect.DeepEqual(cur.Settings, next.Settings) {
-		st := next.Settings
-		if err := ValidateSettings(&st); err != nil {
-			return err
-		}
-		_, gen, err := loadSettings(t.tx)
-		if err != nil {
-			return err
-		}
-		if err := t.saveSettings(gen, st); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeDraftedFlavorsGroupsProviders writes the flavors, server groups and
-// providers a draft changed, each through the checks of a direct edit:
-// deleted groups first, then changed ones, then new ones (so that a member
-// can move from one group to another).
-func (t *txn) writeDraftedFlavorsGroupsProviders(cur, next *models.World, changes []scheduling.Change) error {
-	curFlavors := map[string]*models.Flavor{}
-	for i := range cur.Flavors {
-		curFlavors[cur.Flavors[i].ID] = &cur.Flavors[i]
-	}
-	for i := range next.Flavors {
-		n := &next.Flavors[i]
-		c, ok := curFlavors[n.ID]
-		if !ok || maps.Equal(c.ExtraSpecs, n.ExtraSpecs) {
-			continue
-		}
-		if _, err := t.updateFlavor(c.ID, c.Generation, func(f *models.Flavor) error {
-			f.ExtraSpecs = maps.Clone(n.ExtraSpecs)
-			return nil
-		}); err != nil {
-			return err
-		}
-	}
-	nextGroups := map[string]*models.ServerGroup{}
-	for i := range next.ServerGroups {
-		nextGroups[next.ServerGroups[i].UUID] = &next.ServerGroups[i]
-	}
-	curGroups := map[string]*models.ServerGroup{}
-	for i := range cur.ServerGroups {
-		c := &cur.ServerGroups[i]
-		curGroups[c.UUID] = c
-		if _, ok := nextGroups[c.UUID]; !ok {
-			if err := t.deleteServerGroup(c.UUID, c.Generation); err != nil {
-				return err
-			}
-		}
-	}
-	for i := range cur.ServerGroups {
-		c := &cur.ServerGroups[i]
-		n, ok := nextGroups[c.UUID]
-		if !ok || slices.Equal(c.Members, n.Members) {
-			continue
-		}
-		if _, err := t.updateServerGroup(c.UUID, c.Generation, func(g *models.ServerGroup) error {
-			g.Members = slices.Clone(n.Members)
-			return nil
-		}); err != nil {
-			return err
-		}
-	}
-	for i := range next.ServerGroups {
-		n := next.ServerGroups[i]
-		if _, ok := curGroups[n.UUID]; ok {
-			continue
-		}
-		n.Rules, n.Members = maps.Clone(n.Rules), slices.Clone(n.Members)
-		if err := t.createServerGroup(&n); err != nil {
-			return err
-		}
-	}
-	// Providers: only those a change names can differ.
-	named := map[string]bool{}
-	for _, c := range changes {
-		switch c.Op {
-		case scheduling.OpAddTrait, scheduling.OpRemoveTrait, scheduling.OpSetInventory, scheduling.OpDeleteInventory:
-			named[c.Provider] = true
-		}
-	}
-	if len(named) == 0 {
-		return nil
-	}
-	for i := range next.Providers {
-		n := &next.Providers[i]
-		if !named[n.UUID] && !named[n.Name] {
-			continue
-		}
-		c := &cur.Providers[i] // ApplyChanges keeps the order
-		if slices.Equal(c.Traits, n.Traits) && maps.Equal(c.Inventories, n.Inventories) {
-			continue
-		}
-		if _, err := t.updateProvider(c.UUID, c.Generation, func(p *models.Provider) error {
-			p.Traits = slices.Clone(n.Traits)
-			p.Inventories = maps.Clone(n.Inventories)
-			return nil
-		}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// deleteDraftedAggregate deletes an aggregate a draft removes. Like Nova,
-// it refuses while hosts are members, unless the draft itself removes them.
-func (t *txn) deleteDraftedAggregate(c *models.Aggregate, cur *models.World, changes []scheduling.Change) error {
-	removed := map[string]bool{}
-	for _, ch := range changes {
-		if ch.Op == scheduling.OpRemoveMember && (ch.Aggregate == c.Name || ch.Aggregate == c.UUID) {
-			removed[ch.Provider] = true
-		}
-	}
-	members := make(map[string]bool, len(c.Members))
-	for _, m := range c.Members {
-		members[m] = true
-	}
-	var hosts []string
-	for i := range cur.Providers {
-		p := &cur.Providers[i]
-		if members[p.UUID] && p.IsHost() && !removed[p.Name] && !removed[p.UUID] {
-			hosts = append(hosts, p.Name)
-		}
-	}
-	if len(hosts) > 0 {
-		slices.Sort(hosts)
-		return models.E(models.Conflict, "members", "aggregate %s still has hosts: %s; remove them in the draft before deleting it", c.Name, strings.Join(hosts, ", "))
-	}
-	if err := t.setMembers(c.UUID, c.Members, nil); err != nil {
-		return err
-	}
-	res := t.tx.Where("id = ? AND generation = ?", c.ID, c.Generation).Delete(&models.Aggregate{})
-	if res.Error != nil {
-		return res.Error
-	}
-	if res.RowsAffected != 1 {
-		return staleErr("aggregate", c.Name)
-	}
-	return t.audit("delete", "aggregate", c.UUID, c.Name, c, nil)
-}
-
-func sameAggregate(a, b *models.Aggregate) bool {
-	az := func(p *string) string {
-		if p == nil {
-			return ""
-		}
-		return *p
-	}
-	am, bm := slices.Clone(a.Members), slices.Clone(b.Members)
-	slices.Sort(am)
-	slices.Sort(bm)
-	return a.Name == b.Name && az(a.AvailabilityZone) == az(b.AvailabilityZone) &&
-		maps.Equal(a.Metadata, b.Metadata) && slices.Equal(am, bm)
 }

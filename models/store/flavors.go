@@ -86,37 +86,7 @@ func findFlavor(tx *gorm.DB, ref string, byName bool) (*models.Flavor, error) {
 
 func validateFlavor(f *models.Flavor) error {
 	f.Name = strings.TrimSpace(f.Name)
-	if f.Name == "" {
-		return models.E(models.Invalid, "name", "a flavor needs a name")
-	}
-	if len(f.Name) > 255 {
-		return models.E(models.Invalid, "name", "flavor name is longer than 255 characters")
-	}
-	switch {
-	case f.VCPUs < 0:
-		return models.E(models.Invalid, "vcpus", "vcpus cannot be negative")
-	case f.RAMMB < 0:
-		return models.E(models.Invalid, "ram_mb", "ram cannot be negative")
-	case f.DiskGB < 0:
-		return models.E(models.Invalid, "disk_gb", "disk cannot be negative")
-	}
-	if len(f.Projects) > 0 && !f.Private {
-		return models.E(models.Invalid, "projects", "only a private flavor has an access list")
-	}
-	for _, p := range f.Projects {
-		if p == "" || len(p) > 255 {
-			return models.E(models.Invalid, "projects", "a project id is 1 to 255 characters")
-		}
-	}
-	for k, v := range f.ExtraSpecs {
-		if strings.TrimSpace(k) == "" || len(k) > 255 {
-			return models.E(models.Invalid, "extra_specs", "extra spec key %q must be 1 to 255 characters", k)
-		}
-		if len(v) > 255 {
-			return models.E(models.Invalid, "extra_specs", "extra spec %q: value is longer than 255 characters", k)
-		}
-	}
-	return nil
+	return models.CheckFlavor(f)
 }
 
 // CreateFlavor inserts f; an empty ID becomes a new uuid.
@@ -126,6 +96,13 @@ func (s *Store) CreateFlavor(ctx context.Context, a Actor, f *models.Flavor) err
 	}
 	return s.write(ctx, a, "store.CreateFlavor", func(t *txn) error {
 		t.touchFlavors()
+		return t.createFlavor(f)
+	})
+}
+
+// createFlavor is CreateFlavor inside a write.
+func (t *txn) createFlavor(f *models.Flavor) error {
+	return func() error {
 		if f.ID == "" {
 			f.ID = uuid.NewString()
 		}
@@ -146,7 +123,7 @@ func (s *Store) CreateFlavor(ctx context.Context, a Actor, f *models.Flavor) err
 			return err
 		}
 		return t.audit("create", "flavor", f.ID, f.Name, nil, f)
-	})
+	}()
 }
 
 // unique reports a Conflict naming field when another row (whose primary key
@@ -236,6 +213,13 @@ func (s *Store) DeleteFlavor(ctx context.Context, a Actor, id string, generation
 		if generation != AnyGeneration && cur.Generation != generation {
 			return staleErr("flavor", cur.Name)
 		}
+		return t.deleteFlavor(cur)
+	})
+}
+
+// deleteFlavor is DeleteFlavor inside a write, of the flavor as read.
+func (t *txn) deleteFlavor(cur *models.Flavor) error {
+	return func() error {
 		res := t.tx.Where("id = ? AND generation = ?", cur.ID, cur.Generation).Delete(&models.Flavor{})
 		if res.Error != nil {
 			return res.Error
@@ -244,5 +228,5 @@ func (s *Store) DeleteFlavor(ctx context.Context, a Actor, id string, generation
 			return staleErr("flavor", cur.Name)
 		}
 		return t.audit("delete", "flavor", cur.ID, cur.Name, cur, nil)
-	})
+	}()
 }

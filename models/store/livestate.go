@@ -13,30 +13,9 @@ import (
 	"corral/models"
 )
 
-// SyncRecord is one sync with a real cloud: when, how long, what it cost,
-// what changed, and the error when it failed. Secrets never go in here:
-// Connection describes the endpoints or the cloud's name only.
-type SyncRecord struct {
-	ID         int64     `gorm:"primaryKey;autoIncrement" json:"id"`
-	StartedAt  time.Time `gorm:"index;not null" json:"started_at"`
-	FinishedAt time.Time `json:"finished_at"`
-	DurationMS int64     `json:"duration_ms"`
-	Connection string    `gorm:"size:1000" json:"connection"`
-	Actor      string    `gorm:"size:255" json:"actor"`
-	Requests   int64     `json:"requests"`
-	// ProvidersRead are the providers whose details were read; the others
-	// kept their last state (same Placement generation).
-	ProvidersRead   int    `json:"providers_read"`
-	ProvidersReused int    `json:"providers_reused"`
-	Changes         string `gorm:"type:text" json:"changes"`       // JSON list of changes
-	ChangeCount     int    `json:"change_count"`                   // objects changed
-	Disagreements   string `gorm:"type:text" json:"disagreements"` // JSON list
-	Warnings        string `gorm:"type:text" json:"warnings"`      // JSON list of lines
-	Error           string `gorm:"type:text" json:"error"`         // empty when the sync stored its state
-	Revision        int64  `json:"revision"`                       // the revision the sync committed (0: none)
-}
-
-func (SyncRecord) TableName() string { return "cloud_syncs" }
+// SyncRecord is one sync with a real cloud (models.SyncRecord), kept in
+// cloud_syncs.
+type SyncRecord = models.SyncRecord
 
 // cloudStateRow keeps what the last sync read from Placement, so the next
 // one re-reads only the providers whose generation moved.
@@ -48,17 +27,9 @@ type cloudStateRow struct {
 
 func (cloudStateRow) TableName() string { return "cloud_state" }
 
-// LiveState is one sync's result, stored in one transaction.
-type LiveState struct {
-	World  *models.World
-	Quotas []models.Quota // the limits of the projects the cloud reported
-	// Consumers are Placement's consumers with their allocations; they
-	// replace corral's.
-	Consumers []models.Consumer
-	// Placement is the services' own view kept for the next sync (JSON).
-	Placement string
-	Record    SyncRecord
-}
+// LiveState is one sync's result (models.LiveState), stored in one
+// transaction by ReplaceLiveState.
+type LiveState = models.LiveState
 
 // ReplaceLiveState makes ls.World corral's live state: in one transaction
 // every domain object is replaced by the cloud's (corral's settings,

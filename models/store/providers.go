@@ -200,33 +200,17 @@ func findProvider(tx *gorm.DB, ref string) (*models.Provider, error) {
 
 func validateProvider(p *models.Provider) error {
 	p.Name = strings.TrimSpace(p.Name)
-	if p.Name == "" {
-		return models.E(models.Invalid, "name", "a resource provider needs a name")
-	}
-	if len(p.Name) > 200 {
-		return models.E(models.Invalid, "name", "resource provider name is longer than 200 characters")
-	}
 	if p.ParentUUID != nil && *p.ParentUUID == "" {
 		p.ParentUUID = nil
 	}
-	traits := slices.Clone(p.Traits)
-	for _, tr := range traits {
-		if strings.TrimSpace(tr) == "" {
-			return models.E(models.Invalid, "traits", "a trait name cannot be empty")
-		}
+	if err := models.CheckProvider(p); err != nil {
+		return err
 	}
+	traits := slices.Clone(p.Traits)
 	slices.Sort(traits)
 	p.Traits = slices.Compact(traits)
 	if p.Traits == nil {
 		p.Traits = []string{}
-	}
-	for rc, inv := range p.Inventories {
-		if rc == "" {
-			return models.E(models.Invalid, "inventories", "a resource class name cannot be empty")
-		}
-		if inv.Total < 0 || inv.Reserved < 0 || inv.AllocationRatio < 0 {
-			return models.E(models.Invalid, "inventories", "inventory %s has a negative value", rc)
-		}
 	}
 	return nil
 }
@@ -477,44 +461,50 @@ func (s *Store) DeleteProvider(ctx context.Context, a Actor, provUUID string, ge
 		if generation != AnyGeneration && cur.Generation != generation {
 			return staleErr("resource provider", cur.Name)
 		}
-		if cur.IsHost() {
-			var hosted []string
-			hosted, err = t.serversOn(cur.Name)
-			if err != nil {
-				return err
-			}
-			if len(hosted) > 0 {
-				return models.E(models.Conflict, "provider", "host %s still has servers (%s); move or delete them first", cur.Name, strings.Join(hosted, ", "))
-			}
-		}
-		var kids []string
-		if err = t.tx.Model(&models.Provider{}).Where("parent_uuid = ?", cur.UUID).Order("name").Limit(5).Pluck("name", &kids).Error; err != nil {
-			return err
-		}
-		if len(kids) > 0 {
-			return models.E(models.Conflict, "provider", "resource provider %s has children (%s); delete them first", cur.Name, strings.Join(kids, ", "))
-		}
-		aggs, err := providerAggregates(t.tx, cur.UUID)
-		if err != nil {
-			return err
-		}
-		if err := t.tx.Where("provider_uuid = ?", cur.UUID).Delete(&models.AggregateMember{}).Error; err != nil {
-			return err
-		}
-		if err := t.bumpAggregates(aggs); err != nil {
-			return err
-		}
-		t.touchAggregates(aggs...)
-		t.touchProviders(cur.UUID)
-		res := t.tx.Where("uuid = ? AND generation = ?", cur.UUID, cur.Generation).Delete(&models.Provider{})
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected != 1 {
-			return staleErr("resource provider", cur.Name)
-		}
-		return t.audit("delete", "provider", cur.UUID, cur.Name, map[string]any{"provider": cur, "aggregates": aggs}, nil)
+		_, err = t.deleteProvider(cur)
+		return err
 	})
+}
+
+// deleteProvider is DeleteProvider inside a write, of the provider cur
+// read in it; it returns the aggregates the provider was in.
+func (t *txn) deleteProvider(cur *models.Provider) ([]string, error) {
+	if cur.IsHost() {
+		hosted, err := t.serversOn(cur.Name)
+		if err != nil {
+			return nil, err
+		}
+		if len(hosted) > 0 {
+			return nil, models.E(models.Conflict, "provider", "host %s still has servers (%s); move or delete them first", cur.Name, strings.Join(hosted, ", "))
+		}
+	}
+	var kids []string
+	if err := t.tx.Model(&models.Provider{}).Where("parent_uuid = ?", cur.UUID).Order("name").Limit(5).Pluck("name", &kids).Error; err != nil {
+		return nil, err
+	}
+	if len(kids) > 0 {
+		return nil, models.E(models.Conflict, "provider", "resource provider %s has children (%s); delete them first", cur.Name, strings.Join(kids, ", "))
+	}
+	aggs, err := providerAggregates(t.tx, cur.UUID)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.tx.Where("provider_uuid = ?", cur.UUID).Delete(&models.AggregateMember{}).Error; err != nil {
+		return nil, err
+	}
+	if err := t.bumpAggregates(aggs); err != nil {
+		return nil, err
+	}
+	t.touchAggregates(aggs...)
+	t.touchProviders(cur.UUID)
+	res := t.tx.Where("uuid = ? AND generation = ?", cur.UUID, cur.Generation).Delete(&models.Provider{})
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	if res.RowsAffected != 1 {
+		return nil, staleErr("resource provider", cur.Name)
+	}
+	return aggs, t.audit("delete", "provider", cur.UUID, cur.Name, map[string]any{"provider": cur, "aggregates": aggs}, nil)
 }
 
 func providerAggregates(tx *gorm.DB, provUUID string) ([]string, error) {
@@ -549,7 +539,6 @@ func (s *Store) ProviderAggregates(ctx context.Context, provUUID string) ([]stri
 // bare aggregate named after its uuid. Returns the provider's new generation
 // (unchanged with KeepGeneration, as for Placement's PUT below 1.19).
 func (s *Store) SetProviderAggregates(ctx context.Context, a Actor, provUUID string, generation int64, aggUUIDs []string, opts ...WriteOption) (int64, error) {
-	o := writeOpts(opts)
 	var newGen int64
 	err := s.write(ctx, a, "store.SetProviderAggregates", func(t *txn) error {
 		cur, err := findProviderByUUID(t.tx, provUUID, "provider")
@@ -559,65 +548,73 @@ func (s *Store) SetProviderAggregates(ctx context.Context, a Actor, provUUID str
 		if generation != AnyGeneration && cur.Generation != generation {
 			return staleErr("resource provider", cur.Name)
 		}
-		want := slices.Clone(aggUUIDs)
-		for _, u := range want {
-			if _, err = uuid.Parse(u); err != nil {
-				return models.E(models.Invalid, "aggregates", "%q is not a uuid", u)
-			}
-		}
-		slices.Sort(want)
-		want = slices.Compact(want)
-		have, err := providerAggregates(t.tx, cur.UUID)
-		if err != nil {
-			return err
-		}
-		added, removed := diffSorted(have, want)
-		for _, u := range added {
-			var n int64
-			if err := t.tx.Model(&models.Aggregate{}).Where("uuid = ?", u).Count(&n).Error; err != nil {
-				return err
-			}
-			if n == 0 {
-				if err := t.createAggregate(&models.Aggregate{UUID: u, Name: u}); err != nil {
-					return err
-				}
-			}
-			if err := t.tx.Create(&models.AggregateMember{AggregateUUID: u, ProviderUUID: cur.UUID}).Error; err != nil {
-				return err
-			}
-		}
-		if len(removed) > 0 {
-			if err := t.tx.Where("provider_uuid = ? AND aggregate_uuid IN ?", cur.UUID, removed).Delete(&models.AggregateMember{}).Error; err != nil {
-				return err
-			}
-		}
-		if err := t.bumpAggregates(append(slices.Clone(added), removed...)); err != nil {
-			return err
-		}
-		if len(added) > 0 {
-			if err := t.checkZones([]string{cur.UUID}, ""); err != nil {
-				return err
-			}
-		}
-		newGen = o.nextGeneration(cur.Generation)
-		res := t.tx.Model(&models.Provider{}).Where("uuid = ? AND generation = ?", cur.UUID, cur.Generation).
-			UpdateColumns(map[string]any{"generation": newGen, "updated_at": t.now})
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected != 1 {
-			return staleErr("resource provider", cur.Name)
-		}
-		t.touchAggregates(append(slices.Clone(added), removed...)...)
-		t.noteProviders(cur.UUID)
-		return t.audit("set-aggregates", "provider", cur.UUID, cur.Name,
-			map[string]any{"aggregates": have, "generation": cur.Generation},
-			map[string]any{"aggregates": want, "generation": newGen})
+		_, newGen, err = t.setProviderAggregates(cur, aggUUIDs, writeOpts(opts))
+		return err
 	})
 	if err != nil {
 		return 0, err
 	}
 	return newGen, nil
+}
+
+// setProviderAggregates is SetProviderAggregates inside a write, of the
+// provider cur read in it. It returns the aggregates the provider was in
+// and its new generation.
+func (t *txn) setProviderAggregates(cur *models.Provider, aggUUIDs []string, o writeOptions) (have []string, newGen int64, err error) {
+	want := slices.Clone(aggUUIDs)
+	for _, u := range want {
+		if _, err = uuid.Parse(u); err != nil {
+			return nil, 0, models.E(models.Invalid, "aggregates", "%q is not a uuid", u)
+		}
+	}
+	slices.Sort(want)
+	want = slices.Compact(want)
+	have, err = providerAggregates(t.tx, cur.UUID)
+	if err != nil {
+		return nil, 0, err
+	}
+	added, removed := diffSorted(have, want)
+	for _, u := range added {
+		var n int64
+		if err := t.tx.Model(&models.Aggregate{}).Where("uuid = ?", u).Count(&n).Error; err != nil {
+			return nil, 0, err
+		}
+		if n == 0 {
+			if err := t.createAggregate(&models.Aggregate{UUID: u, Name: u}); err != nil {
+				return nil, 0, err
+			}
+		}
+		if err := t.tx.Create(&models.AggregateMember{AggregateUUID: u, ProviderUUID: cur.UUID}).Error; err != nil {
+			return nil, 0, err
+		}
+	}
+	if len(removed) > 0 {
+		if err := t.tx.Where("provider_uuid = ? AND aggregate_uuid IN ?", cur.UUID, removed).Delete(&models.AggregateMember{}).Error; err != nil {
+			return nil, 0, err
+		}
+	}
+	if err := t.bumpAggregates(append(slices.Clone(added), removed...)); err != nil {
+		return nil, 0, err
+	}
+	if len(added) > 0 {
+		if err := t.checkZones([]string{cur.UUID}, ""); err != nil {
+			return nil, 0, err
+		}
+	}
+	newGen = o.nextGeneration(cur.Generation)
+	res := t.tx.Model(&models.Provider{}).Where("uuid = ? AND generation = ?", cur.UUID, cur.Generation).
+		UpdateColumns(map[string]any{"generation": newGen, "updated_at": t.now})
+	if res.Error != nil {
+		return nil, 0, res.Error
+	}
+	if res.RowsAffected != 1 {
+		return nil, 0, staleErr("resource provider", cur.Name)
+	}
+	t.touchAggregates(append(slices.Clone(added), removed...)...)
+	t.noteProviders(cur.UUID)
+	return have, newGen, t.audit("set-aggregates", "provider", cur.UUID, cur.Name,
+		map[string]any{"aggregates": have, "generation": cur.Generation},
+		map[string]any{"aggregates": want, "generation": newGen})
 }
 
 // serversOn names (up to five of) the servers on host.

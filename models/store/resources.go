@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 
 	"gorm.io/gorm"
 
@@ -29,8 +30,24 @@ const InventoryInUse = "inventory in use"
 // AnyGeneration skips the check). Removing a class that has allocations is
 // a Conflict whose message starts with InventoryInUse and names the classes.
 func (s *Store) ReplaceInventories(ctx context.Context, a Actor, provUUID string, generation int64, inv map[string]models.Inventory) (*models.Provider, error) {
+	var out *models.Provider
+	err := s.write(ctx, a, "store.ReplaceInventories", func(t *txn) (err error) {
+		if out, err = t.replaceInventories(provUUID, generation, inv); err != nil {
+			return err
+		}
+		t.touchProviders(out.UUID)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// replaceInventories is ReplaceInventories inside a write.
+func (t *txn) replaceInventories(provUUID string, generation int64, inv map[string]models.Inventory) (*models.Provider, error) {
 	var inUse []string
-	p, err := s.UpdateProvider(ctx, a, provUUID, generation, func(p *models.Provider) error {
+	return t.updateProvider(provUUID, generation, func(p *models.Provider) error {
 		for rc := range p.Inventories {
 			if _, keep := inv[rc]; keep {
 				continue
@@ -54,7 +71,6 @@ func (s *Store) ReplaceInventories(ctx context.Context, a Actor, provUUID string
 		}
 		return nil
 	})
-	return p, err
 }
 
 // SetTraits replaces a provider's traits (generation-checked).
@@ -126,47 +142,50 @@ func (s *Store) SetAllocations(ctx context.Context, a Actor, writes []ConsumerAl
 	if len(writes) == 0 {
 		return models.E(models.Invalid, "allocations", "no allocations given")
 	}
-	return s.write(ctx, a, "store.SetAllocations", func(t *txn) error {
-		want := map[string]bool{}
-		for _, w := range writes {
-			for _, al := range w.Allocations {
-				want[al.ProviderUUID] = true
+	return s.write(ctx, a, "store.SetAllocations", func(t *txn) error { return t.setAllocations(writes) })
+}
+
+// setAllocations is SetAllocations inside a write.
+func (t *txn) setAllocations(writes []ConsumerAllocations) error {
+	want := map[string]bool{}
+	for _, w := range writes {
+		for _, al := range w.Allocations {
+			want[al.ProviderUUID] = true
+		}
+	}
+	if len(want) > 0 {
+		ids := make([]string, 0, len(want))
+		for u := range want {
+			ids = append(ids, u)
+		}
+		sort.Strings(ids)
+		var found []string
+		if err := t.tx.Model(&models.Provider{}).Where("uuid IN ?", ids).Pluck("uuid", &found).Error; err != nil {
+			return err
+		}
+		have := map[string]bool{}
+		for _, u := range found {
+			have[u] = true
+		}
+		for _, u := range ids {
+			if !have[u] {
+				e := &AllocationError{Kind: "no provider", Provider: u}
+				return &models.Error{Kind: models.NotFound, Field: "resource_provider", Err: e, Msg: e.Error()}
 			}
 		}
-		if len(want) > 0 {
-			ids := make([]string, 0, len(want))
-			for u := range want {
-				ids = append(ids, u)
-			}
-			sort.Strings(ids)
-			var found []string
-			if err := t.tx.Model(&models.Provider{}).Where("uuid IN ?", ids).Pluck("uuid", &found).Error; err != nil {
-				return err
-			}
-			have := map[string]bool{}
-			for _, u := range found {
-				have[u] = true
-			}
-			for _, u := range ids {
-				if !have[u] {
-					e := &AllocationError{Kind: "no provider", Provider: u}
-					return &models.Error{Kind: models.NotFound, Field: "resource_provider", Err: e, Msg: e.Error()}
-				}
-			}
+	}
+	touched := map[string]bool{}
+	for i := range writes {
+		if err := t.setConsumerAllocations(&writes[i], touched); err != nil {
+			return err
 		}
-		touched := map[string]bool{}
-		for i := range writes {
-			if err := t.setConsumerAllocations(&writes[i], touched); err != nil {
-				return err
-			}
-		}
-		// Consumers are not part of the world; the providers' usages are.
-		t.keepsWorld()
-		for u := range touched {
-			t.touchProviders(u)
-		}
-		return t.recomputeUsages(touched, writes)
-	})
+	}
+	// Consumers are not part of the world; the providers' usages are.
+	t.keepsWorld()
+	for u := range touched {
+		t.touchProviders(u)
+	}
+	return t.recomputeUsages(touched, writes)
 }
 
 func (t *txn) setConsumerAllocations(w *ConsumerAllocations, touched map[string]bool) error {
@@ -469,71 +488,99 @@ func (s *Store) CustomTraits(ctx context.Context) ([]string, error) {
 
 // CreateResourceClass adds a custom class; an existing one is a Conflict.
 func (s *Store) CreateResourceClass(ctx context.Context, a Actor, name string) error {
-	return s.write(ctx, a, "store.CreateResourceClass", func(t *txn) error {
-		t.keepsWorld() // the catalog, not the world
-		var n int64
-		if err := t.tx.Model(&models.ResourceClass{}).Where("name = ?", name).Count(&n).Error; err != nil {
-			return err
-		}
-		if n > 0 {
-			return models.E(models.Conflict, "name", "Resource class %s already exists.", name)
-		}
-		if err := t.tx.Create(&models.ResourceClass{Name: name, CreatedAt: t.now}).Error; err != nil {
-			return err
-		}
-		return t.audit("create", "resource_class", name, name, nil, map[string]string{"name": name})
-	})
+	return s.write(ctx, a, "store.CreateResourceClass", func(t *txn) error { return t.createResourceClass(name) })
+}
+
+func (t *txn) createResourceClass(name string) error {
+	t.keepsWorld() // the catalog, not the world
+	var n int64
+	if err := t.tx.Model(&models.ResourceClass{}).Where("name = ?", name).Count(&n).Error; err != nil {
+		return err
+	}
+	if n > 0 {
+		return models.E(models.Conflict, "name", "Resource class %s already exists.", name)
+	}
+	if err := t.tx.Create(&models.ResourceClass{Name: name, CreatedAt: t.now}).Error; err != nil {
+		return err
+	}
+	return t.audit("create", "resource_class", name, name, nil, map[string]string{"name": name})
 }
 
 // DeleteResourceClass removes a custom class; one used by an inventory is
 // a Conflict, a missing one NotFound.
 func (s *Store) DeleteResourceClass(ctx context.Context, a Actor, name string, inUse bool) error {
-	return s.write(ctx, a, "store.DeleteResourceClass", func(t *txn) error {
-		t.keepsWorld() // the catalog, not the world
-		if inUse {
-			return models.E(models.Conflict, "name", "Cannot delete resource class %s. Class is in use in inventory.", name)
+	return s.write(ctx, a, "store.DeleteResourceClass", func(t *txn) error { return t.deleteResourceClass(name, inUse) })
+}
+
+func (t *txn) deleteResourceClass(name string, inUse bool) error {
+	t.keepsWorld() // the catalog, not the world
+	if inUse {
+		return models.E(models.Conflict, "name", "Cannot delete resource class %s. Class is in use in inventory.", name)
+	}
+	res := t.tx.Where("name = ?", name).Delete(&models.ResourceClass{})
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return models.E(models.NotFound, "name", "No such resource class %s.", name)
+	}
+	return t.audit("delete", "resource_class", name, name, map[string]string{"name": name}, nil)
+}
+
+// classInInventory reports whether some provider has an inventory of
+// class name. The inventories column is a JSON object keyed by class, so
+// the key with its quotes and colon is looked for, then confirmed.
+func (t *txn) classInInventory(name string) (bool, error) {
+	esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(name)
+	var cands []models.Provider
+	if err := t.tx.Select("uuid", "inventories").Where(`inventories LIKE ? ESCAPE '\'`, `%"`+esc+`":%`).Find(&cands).Error; err != nil {
+		return false, err
+	}
+	for _, p := range cands {
+		if _, ok := p.Inventories[name]; ok {
+			return true, nil
 		}
-		res := t.tx.Where("name = ?", name).Delete(&models.ResourceClass{})
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected == 0 {
-			return models.E(models.NotFound, "name", "No such resource class %s.", name)
-		}
-		return t.audit("delete", "resource_class", name, name, map[string]string{"name": name}, nil)
-	})
+	}
+	return false, nil
 }
 
 // EnsureTrait adds a custom trait; created is false when it existed.
 func (s *Store) EnsureTrait(ctx context.Context, a Actor, name string) (created bool, err error) {
-	err = s.write(ctx, a, "store.EnsureTrait", func(t *txn) error {
-		t.keepsWorld() // the catalog, not the world
-		var n int64
-		if cerr := t.tx.Model(&models.Trait{}).Where("name = ?", name).Count(&n).Error; cerr != nil {
-			return cerr
-		}
-		if n == 0 {
-			created = true
-			if cerr := t.tx.Create(&models.Trait{Name: name, CreatedAt: t.now}).Error; cerr != nil {
-				return cerr
-			}
-		}
-		return t.audit("ensure", "trait", name, name, nil, map[string]string{"name": name})
+	err = s.write(ctx, a, "store.EnsureTrait", func(t *txn) (err error) {
+		created, err = t.ensureTrait(name)
+		return err
 	})
 	return created, err
 }
 
+func (t *txn) ensureTrait(name string) (created bool, err error) {
+	t.keepsWorld() // the catalog, not the world
+	var n int64
+	if cerr := t.tx.Model(&models.Trait{}).Where("name = ?", name).Count(&n).Error; cerr != nil {
+		return false, cerr
+	}
+	if n == 0 {
+		created = true
+		if cerr := t.tx.Create(&models.Trait{Name: name, CreatedAt: t.now}).Error; cerr != nil {
+			return false, cerr
+		}
+	}
+	return created, t.audit("ensure", "trait", name, name, nil, map[string]string{"name": name})
+}
+
 // DeleteTrait removes a custom trait (the caller has checked it is unused).
 func (s *Store) DeleteTrait(ctx context.Context, a Actor, name string) error {
-	return s.write(ctx, a, "store.DeleteTrait", func(t *txn) error {
-		t.keepsWorld() // the catalog, not the world
-		res := t.tx.Where("name = ?", name).Delete(&models.Trait{})
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected == 0 {
-			return models.E(models.NotFound, "name", "No such trait(s): %s.", name)
-		}
-		return t.audit("delete", "trait", name, name, map[string]string{"name": name}, nil)
-	})
+	return s.write(ctx, a, "store.DeleteTrait", func(t *txn) error { return t.deleteTrait(name) })
+}
+
+func (t *txn) deleteTrait(name string) error {
+	t.keepsWorld() // the catalog, not the world
+	res := t.tx.Where("name = ?", name).Delete(&models.Trait{})
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return models.E(models.NotFound, "name", "No such trait(s): %s.", name)
+	}
+	return t.audit("delete", "trait", name, name, map[string]string{"name": name}, nil)
 }

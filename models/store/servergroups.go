@@ -83,24 +83,10 @@ func findGroup(tx *gorm.DB, id string) (*models.ServerGroup, error) {
 	return &g, nil
 }
 
-// validateGroup checks policy and rules as Nova's API does at 2.64.
+// validateGroup checks name, policy and rules as Nova's API does at 2.64.
 func validateGroup(g *models.ServerGroup) error {
 	g.Name = strings.TrimSpace(g.Name)
-	if g.Name == "" {
-		return models.E(models.Invalid, "name", "a server group needs a name")
-	}
-	if len(g.Name) > 255 {
-		return models.E(models.Invalid, "name", "server group name is longer than 255 characters")
-	}
-	switch g.Policy {
-	case models.PolicyAffinity, models.PolicyAntiAffinity, models.PolicySoftAffinity, models.PolicySoftAntiAffinity:
-	default:
-		return models.E(models.Invalid, "policy", "unknown policy %q (want affinity, anti-affinity, soft-affinity or soft-anti-affinity)", g.Policy)
-	}
-	if err := models.CheckGroupRules(g.Policy, g.Rules); err != nil {
-		return err
-	}
-	return nil
+	return models.CheckServerGroup(g)
 }
 
 // checkMembers verifies the members are servers that belong to no other

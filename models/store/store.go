@@ -60,14 +60,9 @@ import (
 // AnyGeneration skips the generation check (Nova's API carries none).
 const AnyGeneration int64 = -1
 
-// Actor is who makes a change and through which door; it is recorded in the
-// audit log of every write.
-type Actor struct {
-	Name      string
-	Via       string // console, compute-api, placement-api, cli, demo
-	ProjectID string
-	Role      models.Role
-}
+// Actor is who makes a change and through which door (models.Actor); it is
+// recorded in the audit log of every write.
+type Actor = models.Actor
 
 // Store is the database behind corral. It is safe for concurrent use.
 type Store struct {

@@ -353,86 +353,33 @@ func cloneWorld(w *models.World) *models.World {
 	return c
 }
 
-// checkIncoming catches what merging would hide: malformed or duplicate
-// identities within the imported world itself. It fills missing uuids.
+// checkIncoming checks an incoming world on its own (models.World.Validate:
+// what merging would hide, named by index) and gives new objects their
+// uuids. What the world means next to the rows already stored is
+// validateWorld's, on the merged world.
 func checkIncoming(w *models.World) error {
-	if err := checkConsumers(w.Consumers); err != nil {
+	if err := w.Validate(); err != nil {
 		return err
 	}
-	dup := func(kind string, i int, key, val string, seen map[string]bool) error {
-		if seen[val] {
-			return models.E(models.Invalid, fmt.Sprintf("%s[%d].%s", kind, i, key), "%s %q appears twice", key, val)
-		}
-		seen[val] = true
-		return nil
-	}
-	checkUUID := func(kind string, i int, u *string) error {
-		if *u == "" {
-			*u = uuid.NewString()
-			return nil
-		}
-		if _, err := uuid.Parse(*u); err != nil {
-			return models.E(models.Invalid, fmt.Sprintf("%s[%d].uuid", kind, i), "%q is not a uuid", *u)
-		}
-		return nil
-	}
-	ids, names := map[string]bool{}, map[string]bool{}
 	for i := range w.Providers {
-		p := &w.Providers[i]
-		if err := checkUUID("providers", i, &p.UUID); err != nil {
-			return err
-		}
-		if err := dup("providers", i, "uuid", p.UUID, ids); err != nil {
-			return err
-		}
-		if err := dup("providers", i, "name", strings.TrimSpace(p.Name), names); err != nil {
-			return err
-		}
+		fillUUID(&w.Providers[i].UUID)
 	}
-	ids, names = map[string]bool{}, map[string]bool{}
 	for i := range w.Aggregates {
-		ag := &w.Aggregates[i]
-		if err := checkUUID("aggregates", i, &ag.UUID); err != nil {
-			return err
-		}
-		if err := dup("aggregates", i, "uuid", ag.UUID, ids); err != nil {
-			return err
-		}
-		if err := dup("aggregates", i, "name", strings.TrimSpace(ag.Name), names); err != nil {
-			return err
-		}
+		fillUUID(&w.Aggregates[i].UUID)
 	}
-	ids, names = map[string]bool{}, map[string]bool{}
-	for i := range w.Flavors {
-		f := &w.Flavors[i]
-		if f.ID != "" {
-			if err := dup("flavors", i, "id", f.ID, ids); err != nil {
-				return err
-			}
-		}
-		if err := dup("flavors", i, "name", strings.TrimSpace(f.Name), names); err != nil {
-			return err
-		}
-	}
-	ids = map[string]bool{}
 	for i := range w.Servers {
-		if err := checkUUID("servers", i, &w.Servers[i].UUID); err != nil {
-			return err
-		}
-		if err := dup("servers", i, "uuid", w.Servers[i].UUID, ids); err != nil {
-			return err
-		}
+		fillUUID(&w.Servers[i].UUID)
 	}
-	ids = map[string]bool{}
 	for i := range w.ServerGroups {
-		if err := checkUUID("server_groups", i, &w.ServerGroups[i].UUID); err != nil {
-			return err
-		}
-		if err := dup("server_groups", i, "uuid", w.ServerGroups[i].UUID, ids); err != nil {
-			return err
-		}
+		fillUUID(&w.ServerGroups[i].UUID)
 	}
 	return nil
+}
+
+func fillUUID(u *string) {
+	if *u == "" {
+		*u = uuid.NewString()
+	}
 }
 
 // remapByName gives an incoming provider, aggregate or flavor whose id the

@@ -45,32 +45,6 @@ func loadConsumers(tx *gorm.DB) ([]models.Consumer, error) {
 	return cs, rows.Err()
 }
 
-// checkConsumers checks the imported consumers on their own: uuids,
-// sizes, amounts.
-func checkConsumers(cs []models.Consumer) error {
-	seen := map[string]bool{}
-	for i, c := range cs {
-		at := fmt.Sprintf("allocations[%d]", i)
-		switch {
-		case !models.ValidUUID(c.UUID):
-			return models.E(models.Invalid, at+".consumer", "%q is not a UUID", c.UUID)
-		case seen[c.UUID]:
-			return models.E(models.Invalid, at+".consumer", "consumer %q appears twice", c.UUID)
-		case len(c.ProjectID) > 255 || len(c.UserID) > 255 || len(c.ConsumerType) > 255:
-			return models.E(models.Invalid, at, "project_id, user_id and consumer_type have at most 255 characters")
-		case c.Generation < 0:
-			return models.E(models.Invalid, at+".consumer_generation", "a consumer's generation is at least 1, got %d", c.Generation)
-		}
-		seen[c.UUID] = true
-		for _, a := range c.Allocations {
-			if a.ResourceClass == "" || len(a.ResourceClass) > 255 || a.Used < 1 {
-				return models.E(models.Invalid, at+".resources", "class %q: an amount is at least 1, got %d", a.ResourceClass, a.Used)
-			}
-		}
-	}
-	return nil
-}
-
 // mergeConsumers is the consumers after an import: with replace, the
 // world's; otherwise the current ones with the world's replacing those of
 // the same uuid. Allocations on providers the import removed go; a

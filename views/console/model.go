@@ -58,9 +58,6 @@ func (e KVEditor) ProblemsFor(key string) []Problem {
 	return out
 }
 
-// General returns the problems about no single key.
-func (e KVEditor) General() []Problem { return e.ProblemsFor("") }
-
 // HasErrors reports whether any problem refuses the save.
 func (e KVEditor) HasErrors() bool {
 	for _, p := range e.Problems {

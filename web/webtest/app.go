@@ -47,6 +47,9 @@ type Options struct {
 	// Log receives the request log, at Info, as JSON lines (nil: only
 	// with CORRAL_TEST_LOG, on stderr).
 	Log io.Writer
+	// Writer is the write path the doors hand their changes to (nil: the
+	// store).
+	Writer handlers.Applier
 }
 
 // StartWith runs the application for the rest of the test as opts say.
@@ -93,7 +96,7 @@ func StartWith(t testing.TB, opts Options) *App {
 	if opts.Log != nil {
 		log = slog.New(slog.NewJSONHandler(opts.Log, nil))
 	}
-	app.Env = &handlers.Env{Store: st, Log: log}
+	app.Env = &handlers.Env{Store: st, Log: log, Writer: opts.Writer}
 	if opts.Clock {
 		app.Clock = &Clock{t: time.Now()}
 		app.Env.Now = app.Clock.Now

@@ -1,0 +1,31 @@
+package placementapi
+
+import (
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"corral/handlers"
+	"corral/models"
+	"corral/models/scheduling"
+)
+
+// apply hands a request's changes to the one write path.
+func (api *API) apply(c echo.Context, changes ...scheduling.Change) error {
+	_, err := api.env.Writer.Apply(c.Request().Context(), handlers.Actor(c), changes)
+	return err
+}
+
+// stale reports whether err refuses a change whose generation is not the
+// object's any more.
+func stale(ce *models.Error) bool {
+	return ce.Kind == models.Conflict && (ce.Field == "generation" || strings.HasSuffix(ce.Field, ".generation"))
+}
+
+// written reads a provider back after a write, for the answer.
+func (api *API) written(c echo.Context, id string) (*models.Provider, error) {
+	return api.env.Store.GetProvider(c.Request().Context(), id)
+}
+
+// generation returns a pointer to gen, for a change's generation.
+func generation(gen int64) *int64 { return &gen }

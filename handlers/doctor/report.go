@@ -9,6 +9,7 @@ import (
 	"context"
 	"time"
 
+	"corral/models"
 	core "corral/models/doctor"
 	"corral/models/store"
 )
@@ -96,14 +97,10 @@ func (r *Report) Find(key string) *Entry {
 
 // lastDrift is the last successful sync's Nova/Placement membership
 // drift, none when corral never synced.
-func lastDrift(ctx context.Context, st *store.Store) ([]core.Drift, error) {
+func lastDrift(ctx context.Context, st *store.Store) ([]models.Disagreement, error) {
 	last, err := st.LastSuccessfulSync(ctx)
 	if err != nil || last == nil {
 		return nil, err
 	}
-	out := make([]core.Drift, len(last.Disagreements))
-	for i, d := range last.Disagreements {
-		out[i] = core.Drift{Aggregate: d.Aggregate, AggregateUUID: d.AggregateUUID, Host: d.Host, Provider: d.Provider, InNova: d.InNova}
-	}
-	return out, nil
+	return last.Disagreements, nil
 }

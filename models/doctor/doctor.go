@@ -85,21 +85,13 @@ func (f *Finding) Fingerprint() string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// Drift is one host whose membership of an aggregate Nova and Placement
-// see differently (what the last sync with a real cloud reported).
-type Drift struct {
-	Aggregate     string // name
-	AggregateUUID string
-	Host          string
-	Provider      string // root provider uuid, when known
-	InNova        bool   // in Nova's aggregate, not in Placement's
-}
-
 // Input is what Check reads: the live snapshot, Placement's consumers
 // and, when connected, the last sync's membership drift.
 type Input struct {
 	Snapshot *scheduling.Snapshot
-	Drift    []Drift
+	// Drift is the last sync's report of hosts whose aggregate membership
+	// Nova and Placement see differently.
+	Drift []models.Disagreement
 	// Consumers are Placement's consumers with their allocations; nil
 	// reads the snapshot's world's (the live snapshot has none).
 	Consumers []models.Consumer

@@ -34,7 +34,7 @@ func baseWorld() *models.World {
 	return w
 }
 
-func run(t *testing.T, w *models.World, drift ...Drift) []Finding {
+func run(t *testing.T, w *models.World, drift ...models.Disagreement) []Finding {
 	t.Helper()
 	s, err := scheduling.NewSnapshot(w)
 	if err != nil {
@@ -240,7 +240,7 @@ func TestMembershipDriftIsReported(t *testing.T) {
 	if f := withCode(run(t, w), "membership_drift"); len(f) != 0 {
 		t.Fatalf("drift without any reported: %+v", f)
 	}
-	d := Drift{Aggregate: "zone-east", AggregateUUID: w.Aggregates[0].UUID, Host: "h2", InNova: true}
+	d := models.Disagreement{Aggregate: "zone-east", AggregateUUID: w.Aggregates[0].UUID, Host: "h2", InNova: true}
 	f := withCode(run(t, w, d), "membership_drift")
 	if len(f) != 1 || f[0].Objects[1].UUID != w.Providers[1].UUID || !strings.Contains(f[0].Detail, "Nova's aggregate zone-east") {
 		t.Fatalf("got %+v", f)

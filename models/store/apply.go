@@ -153,7 +153,7 @@ func (t *txn) declareWritten(cur, next *models.World) {
 			t.touchProviders(w.Providers[i].UUID)
 		}
 	}
-	if len(cur.Flavors) > 0 {
+	if len(cur.Flavors) > 0 || len(next.Flavors) > 0 {
 		t.touchFlavors()
 	}
 	if len(cur.ServerGroups) > 0 || len(next.ServerGroups) > 0 {

@@ -18,6 +18,7 @@ var pagePackages = []string{
 	"corral/handlers/account",
 	"corral/handlers/cloudpage",
 	"corral/handlers/console",
+	"corral/handlers/doctor",
 	"corral/handlers/layout",
 	"corral/handlers/query",
 	"corral/handlers/world",

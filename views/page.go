@@ -66,6 +66,7 @@ var Nav = []NavItem{
 	{Key: "settings", Label: "Settings", Href: "/settings"},
 	{Key: "world", Label: "World", Href: "/world", Role: models.RoleAdmin},
 	{Key: "cloud", Label: "Cloud", Href: "/cloud"},
+	{Key: "doctor", Label: "Doctor", Href: "/doctor"},
 	{Key: "audit", Label: "Audit", Href: "/audit"},
 	{Key: "tokens", Label: "Tokens", Href: "/tokens", Group: "Access"},
 	{Key: "users", Label: "Users", Href: "/users", Role: models.RoleAdmin},

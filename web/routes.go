@@ -10,6 +10,7 @@ import (
 	"corral/handlers/cloudpage"
 	"corral/handlers/compute"
 	"corral/handlers/console"
+	"corral/handlers/doctor"
 	"corral/handlers/placementapi"
 	"corral/handlers/query"
 	"corral/handlers/world"
@@ -79,6 +80,7 @@ func registerRoutes(e *echo.Echo, env *handlers.Env, loginLimit echo.MiddlewareF
 	declarePlacementBodies()
 	world.Register(g.Console, g.API, env)
 	cloudpage.Register(g.Console, env)
+	doctor.Register(g.Console, g.API, env)
 	return g
 }
 

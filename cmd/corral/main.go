@@ -51,7 +51,8 @@ const usage = `usage:
   corral sync --db D (--os-cloud NAME | --compute-url URL --placement-url URL --token T) [--dry-run]
   corral rollout --db D --draft ID (same connection flags) [--dry-run]
   corral settings import --db D nova.conf
-  corral settings export --db D`
+  corral settings export --db D
+  corral doctor --db D [--format text|json]  (exit 1 while an error finding is not acknowledged)`
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -69,7 +70,7 @@ func badUsage(format string, args ...any) error {
 // run is main without the process: it returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "corral: missing command (serve, user, token, keys, export, import, preview, sync, rollout, settings); see corral help")
+		fmt.Fprintln(stderr, "corral: missing command (serve, user, token, keys, export, import, preview, sync, rollout, settings, doctor); see corral help")
 		return 2
 	}
 	var err error
@@ -94,14 +95,20 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdRollout(rest, stdout, stderr)
 	case "settings":
 		err = cmdSettings(rest, stdout)
+	case "doctor":
+		err = cmdDoctor(rest, stdout)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintln(stdout, usage)
 		return 0
 	default:
-		err = badUsage("unknown command %q (want serve, user, token, keys, export, import, preview, sync, rollout or settings)", verb)
+		err = badUsage("unknown command %q (want serve, user, token, keys, export, import, preview, sync, rollout, settings or doctor)", verb)
 	}
 	if err == nil {
 		return 0
+	}
+	var df errDoctorFindings
+	if errors.As(err, &df) {
+		return 1 // the report said it all
 	}
 	var ue usageError
 	if errors.As(err, &ue) {

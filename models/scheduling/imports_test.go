@@ -13,8 +13,8 @@ import (
 // TestPurePackagesImportOnlyStdlibAndModels keeps the filtering core pure:
 // models/placement and models/scheduling may import the standard library
 // and corral/models (scheduling also the placement package and pycompat,
-// which is held to the standard library and no I/O as they are); their tests
-// may also use the generated cloud. No gorm, no echo, no store, and no I/O: the
+// which is held to the standard library and no I/O as they are; models/doctor
+// also scheduling); their tests may also use the generated cloud. No gorm, no echo, no store, and no I/O: the
 // standard library's files, network, databases, processes and logs are
 // denied too (tests may read their seed files).
 func TestPurePackagesImportOnlyStdlibAndModels(t *testing.T) {
@@ -22,6 +22,7 @@ func TestPurePackagesImportOnlyStdlibAndModels(t *testing.T) {
 		"../placement": {"corral/models"},
 		"../pycompat":  {},
 		".":            {"corral/models", "corral/models/placement", "corral/models/pycompat"},
+		"../doctor":    {"corral/models", "corral/models/placement", "corral/models/scheduling"},
 	}
 	testOnly := []string{"corral/models/cloudgen"}
 	for dir, ok := range allowed {

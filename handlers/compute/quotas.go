@@ -12,6 +12,7 @@ import (
 	"corral/handlers"
 	"corral/models"
 	"corral/models/pycompat"
+	"corral/models/scheduling"
 	"corral/models/store"
 )
 
@@ -302,7 +303,8 @@ func (api *API) updateQuotaSet(c echo.Context) error {
 	if len(upd.Set) > 0 {
 		// The store checks the limits against usage in the same
 		// transaction as the write, with Nova's wording.
-		_, err := api.env.Store.UpdateQuotas(ctx, handlers.Actor(c), id, store.QuotaUpdate{Set: upd.Set, Force: upd.Force})
+		_, err := api.env.Writer.Apply(ctx, handlers.Actor(c), []scheduling.Change{{Op: scheduling.OpSetQuotas, Project: id,
+			QuotaFields: scheduling.QuotaFields{Quotas: upd.Set, Force: upd.Force}}})
 		if err != nil {
 			return err
 		}
@@ -325,8 +327,9 @@ func (api *API) deleteQuotaSet(c echo.Context) error {
 		return f
 	}
 	if _, ok := c.QueryParams()["user_id"]; !ok {
-		reset := store.QuotaUpdate{Reset: []string{models.QuotaServerGroups, models.QuotaServerGroupMembers}}
-		if _, err := api.env.Store.UpdateQuotas(c.Request().Context(), handlers.Actor(c), id, reset); err != nil {
+		reset := scheduling.Change{Op: scheduling.OpSetQuotas, Project: id,
+			QuotaFields: scheduling.QuotaFields{Reset: []string{models.QuotaServerGroups, models.QuotaServerGroupMembers}}}
+		if _, err := api.env.Writer.Apply(c.Request().Context(), handlers.Actor(c), []scheduling.Change{reset}); err != nil {
 			return err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"corral/handlers"
 	"corral/handlers/layout"
 	"corral/models"
+	"corral/models/scheduling"
 	"corral/models/store"
 	"corral/views"
 	cv "corral/views/console"
@@ -195,7 +196,7 @@ func (h *Handler) QuotaSave(c echo.Context) error {
 	if len(f.Errors) > 0 {
 		return retryForm(c, back, "quota", f.Errors, "")
 	}
-	changed, err := h.store().UpdateQuotas(ctx, handlers.Actor(c), project, upd)
+	changed, err := h.setQuotas(c, project, upd)
 	if err != nil {
 		if !userError(err) {
 			return err
@@ -234,7 +235,7 @@ func (h *Handler) QuotaReset(c echo.Context) error {
 	if r := strings.TrimSpace(c.FormValue("resource")); r != "" {
 		reset = []string{r}
 	}
-	changed, err := h.store().UpdateQuotas(c.Request().Context(), handlers.Actor(c), project, store.QuotaUpdate{Reset: reset})
+	changed, err := h.setQuotas(c, project, store.QuotaUpdate{Reset: reset})
 	if err != nil {
 		if !userError(err) {
 			return err
@@ -278,4 +279,31 @@ func readQuotaForm(c echo.Context, f *cv.QuotaForm) store.QuotaUpdate {
 		}
 	}
 	return upd
+}
+
+// setQuotas hands a quota update to the write path as one set_quotas
+// change and returns the resources it changed, in QuotaResources' order
+// (what its undo restores).
+func (h *Handler) setQuotas(c echo.Context, project string, u store.QuotaUpdate) ([]string, error) {
+	applied, err := h.apply(c, []scheduling.Change{{Op: scheduling.OpSetQuotas, Project: project,
+		QuotaFields: scheduling.QuotaFields{Quotas: u.Set, Reset: u.Reset, Expect: u.Expect, Force: u.Force}}})
+	if err != nil {
+		return nil, err
+	}
+	touched := map[string]bool{}
+	for _, undo := range applied.Revert {
+		for r := range undo.Quotas {
+			touched[r] = true
+		}
+		for _, r := range undo.Reset {
+			touched[r] = true
+		}
+	}
+	var changed []string
+	for _, r := range store.QuotaResources {
+		if touched[r] {
+			changed = append(changed, r)
+		}
+	}
+	return changed, nil
 }

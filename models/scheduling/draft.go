@@ -80,6 +80,7 @@ type Change struct {
 	// else's save). Nil applies whatever the live generation.
 	Generation *int64 `json:"generation,omitempty"`
 	PlacementFields
+	QuotaFields
 	Size *FlavorSize `json:"size,omitempty"`
 }
 
@@ -151,6 +152,8 @@ func ApplyChanges(w *models.World, changes []Change) (*models.World, error) {
 			err = applyGroupChange(&out, c, at)
 		case editsProvider(c.Op):
 			err = applyProviderChange(provs, c, at)
+		case c.Op == OpSetQuotas:
+			err = applyQuotaChange(c, at)
 		case IsPlacementOp(c.Op):
 			err = applyPlacementChange(&out, c, at)
 			if provs != nil && reshapesProviders(c.Op) {

@@ -81,13 +81,15 @@ func (t *txn) applyChanges(changes []scheduling.Change) ([]scheduling.Change, er
 		end := start + 1
 		var revert []scheduling.Change
 		var err error
-		if scheduling.IsPlacementOp(changes[start].Op) {
+		if changes[start].Op == scheduling.OpSetQuotas {
+			revert, err = t.applyQuotaChange(changes[start])
+		} else if scheduling.IsPlacementOp(changes[start].Op) {
 			for changes[start].Op == scheduling.OpSetAllocations && end < len(changes) && changes[end].Op == scheduling.OpSetAllocations {
 				end++
 			}
 			revert, err = t.applyPlacementChanges(changes[start:end], start)
 		} else {
-			for end < len(changes) && !scheduling.IsPlacementOp(changes[end].Op) {
+			for end < len(changes) && !scheduling.IsPlacementOp(changes[end].Op) && changes[end].Op != scheduling.OpSetQuotas {
 				end++
 			}
 			revert, err = t.applyWorldChanges(changes[start:end])

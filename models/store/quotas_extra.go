@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"corral/models"
+	"corral/models/scheduling"
 )
 
 // QuotaResources lists the quotas corral enforces, in display order.
@@ -171,81 +172,15 @@ var errNoQuotaChange = errors.New("no quota change")
 // the resources whose limit actually changed (nil when none did, which is
 // not an error). Refusals name the resource as the error's field.
 func (s *Store) UpdateQuotas(ctx context.Context, a Actor, project string, u QuotaUpdate) ([]string, error) {
-	if err := validQuotaProject(project); err != nil {
+	if err := checkQuotaUpdate(project, u); err != nil {
 		return nil, err
-	}
-	for r, n := range u.Set {
-		if err := validQuotaResource(r); err != nil {
-			return nil, err
-		}
-		if n < -1 {
-			return nil, models.E(models.Invalid, r, "a quota limit is -1 (unlimited) or more, not %d", n)
-		}
-		if slices.Contains(u.Reset, r) {
-			return nil, models.E(models.Invalid, r, "%s cannot be both set and reset", r)
-		}
-	}
-	for _, r := range u.Reset {
-		if err := validQuotaResource(r); err != nil {
-			return nil, err
-		}
 	}
 	var changed []string
 	err := s.write(ctx, a, "store.UpdateQuotas", func(t *txn) error {
 		t.keepsWorld() // no part of the world
-		changed = nil
-		var rows []models.Quota
-		if err := t.tx.Where("project_id = ?", project).Find(&rows).Error; err != nil {
+		var err error
+		if changed, err = t.updateQuotas(project, u); err != nil {
 			return err
-		}
-		cur := map[string]int{}
-		for _, q := range rows {
-			cur[q.Resource] = q.Limit
-		}
-		effective := func(r string) int {
-			if n, ok := cur[r]; ok {
-				return n
-			}
-			return models.DefaultQuota
-		}
-		for _, r := range QuotaResources {
-			if want, ok := u.Expect[r]; ok && effective(r) != want {
-				return models.E(models.Conflict, "generation", "the quotas of project %s were changed by someone else — reload", project)
-			}
-		}
-		if !u.Force {
-			if err := t.checkQuotaUsage(project, u.Set); err != nil {
-				return err
-			}
-		}
-		for _, r := range QuotaResources {
-			old, had := cur[r]
-			oldRow := models.Quota{ProjectID: project, Resource: r, Limit: effective(r)}
-			if n, ok := u.Set[r]; ok {
-				if had && old == n {
-					continue
-				}
-				q := models.Quota{ProjectID: project, Resource: r, Limit: n}
-				if err := t.tx.Where("project_id = ? AND resource = ?", project, r).Delete(&models.Quota{}).Error; err != nil {
-					return err
-				}
-				if err := t.tx.Create(&q).Error; err != nil {
-					return err
-				}
-				if err := t.audit("set", "quota", project+"/"+r, r, oldRow, q); err != nil {
-					return err
-				}
-				changed = append(changed, r)
-			} else if slices.Contains(u.Reset, r) && had {
-				if err := t.tx.Where("project_id = ? AND resource = ?", project, r).Delete(&models.Quota{}).Error; err != nil {
-					return err
-				}
-				def := models.Quota{ProjectID: project, Resource: r, Limit: models.DefaultQuota}
-				if err := t.audit("reset", "quota", project+"/"+r, r, oldRow, def); err != nil {
-					return err
-				}
-				changed = append(changed, r)
-			}
 		}
 		if len(changed) == 0 {
 			return errNoQuotaChange
@@ -282,4 +217,116 @@ func (t *txn) checkQuotaUsage(project string, set map[string]int) error {
 		}
 	}
 	return nil
+}
+
+// updateQuotas applies u to project inside t and returns the resources
+// whose limit changed (nil when none did).
+func (t *txn) updateQuotas(project string, u QuotaUpdate) ([]string, error) {
+	var changed []string
+	var rows []models.Quota
+	if err := t.tx.Where("project_id = ?", project).Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	cur := map[string]int{}
+	for _, q := range rows {
+		cur[q.Resource] = q.Limit
+	}
+	effective := func(r string) int {
+		if n, ok := cur[r]; ok {
+			return n
+		}
+		return models.DefaultQuota
+	}
+	for _, r := range QuotaResources {
+		if want, ok := u.Expect[r]; ok && effective(r) != want {
+			return nil, models.E(models.Conflict, "generation", "the quotas of project %s were changed by someone else — reload", project)
+		}
+	}
+	if !u.Force {
+		if err := t.checkQuotaUsage(project, u.Set); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range QuotaResources {
+		old, had := cur[r]
+		oldRow := models.Quota{ProjectID: project, Resource: r, Limit: effective(r)}
+		if n, ok := u.Set[r]; ok {
+			if had && old == n {
+				continue
+			}
+			q := models.Quota{ProjectID: project, Resource: r, Limit: n}
+			if err := t.tx.Where("project_id = ? AND resource = ?", project, r).Delete(&models.Quota{}).Error; err != nil {
+				return nil, err
+			}
+			if err := t.tx.Create(&q).Error; err != nil {
+				return nil, err
+			}
+			if err := t.audit("set", "quota", project+"/"+r, r, oldRow, q); err != nil {
+				return nil, err
+			}
+			changed = append(changed, r)
+		} else if slices.Contains(u.Reset, r) && had {
+			if err := t.tx.Where("project_id = ? AND resource = ?", project, r).Delete(&models.Quota{}).Error; err != nil {
+				return nil, err
+			}
+			def := models.Quota{ProjectID: project, Resource: r, Limit: models.DefaultQuota}
+			if err := t.audit("reset", "quota", project+"/"+r, r, oldRow, def); err != nil {
+				return nil, err
+			}
+			changed = append(changed, r)
+		}
+	}
+	return changed, nil
+}
+
+// checkQuotaUpdate refuses a malformed update before anything is read.
+func checkQuotaUpdate(project string, u QuotaUpdate) error {
+	if err := validQuotaProject(project); err != nil {
+		return err
+	}
+	for r, n := range u.Set {
+		if err := validQuotaResource(r); err != nil {
+			return err
+		}
+		if n < -1 {
+			return models.E(models.Invalid, r, "a quota limit is -1 (unlimited) or more, not %d", n)
+		}
+		if slices.Contains(u.Reset, r) {
+			return models.E(models.Invalid, r, "%s cannot be both set and reset", r)
+		}
+	}
+	for _, r := range u.Reset {
+		if err := validQuotaResource(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyQuotaChange writes a set_quotas change and returns what undoes it:
+// the earlier limits of what it changed, and a reset of what had none.
+func (t *txn) applyQuotaChange(c scheduling.Change) ([]scheduling.Change, error) {
+	u := QuotaUpdate{Set: c.Quotas, Reset: c.Reset, Expect: c.Expect, Force: c.Force}
+	if err := checkQuotaUpdate(c.Project, u); err != nil {
+		return nil, err
+	}
+	var rows []models.Quota
+	if err := t.tx.Where("project_id = ?", c.Project).Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	changed, err := t.updateQuotas(c.Project, u)
+	if err != nil || len(changed) == 0 {
+		return nil, err
+	}
+	undo := scheduling.Change{Op: scheduling.OpSetQuotas, Project: c.Project,
+		QuotaFields: scheduling.QuotaFields{Quotas: map[string]int{}, Force: true}}
+	for _, r := range changed {
+		i := slices.IndexFunc(rows, func(q models.Quota) bool { return q.Resource == r })
+		if i >= 0 {
+			undo.Quotas[r] = rows[i].Limit
+		} else {
+			undo.Reset = append(undo.Reset, r)
+		}
+	}
+	return []scheduling.Change{undo}, nil
 }

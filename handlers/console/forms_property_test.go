@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -134,7 +135,7 @@ func checkInlinePreview(t *testing.T, c *client, csrf string, fc formCase, read 
 			t.Errorf("%s: the save refuses (%s) but the preview shows no error: %q", label, read.FirstError(), r.Words(t, "inline-impact"))
 		}
 	case applyErr != nil:
-		if got := r.Text(t, "inline-impact-error"); !strings.Contains(got, forms.Message(applyErr)) {
+		if got := r.Text(t, "inline-impact-error"); !strings.Contains(got, errorMessage(applyErr)) {
 			t.Errorf("%s: the changes do not apply (%v) but the preview says %q", label, applyErr, r.Words(t, "inline-impact"))
 		}
 	case len(read.Changes) == 0:
@@ -442,4 +443,14 @@ func diffShapes(a, b map[string]string) []string {
 		}
 	}
 	return out
+}
+
+// errorMessage is a corral error's message without its field prefix, as
+// the inline impact shows it.
+func errorMessage(err error) string {
+	var ce *models.Error
+	if errors.As(err, &ce) && ce.Msg != "" {
+		return ce.Msg
+	}
+	return err.Error()
 }

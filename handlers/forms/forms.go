@@ -11,13 +11,11 @@
 package forms
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"net/url"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -124,17 +122,6 @@ func Dedupe(s []string) []string {
 	return out
 }
 
-// Generation reads the generation a form was rendered from. A missing or
-// malformed one is refused: saving without it could overwrite someone
-// else's change unseen.
-func Generation(form url.Values) (int64, error) {
-	g, err := strconv.ParseInt(strings.TrimSpace(form.Get("generation")), 10, 64)
-	if err != nil || g < 0 {
-		return 0, models.E(models.Invalid, "generation", "the form is missing its generation; reload the page and try again")
-	}
-	return g, nil
-}
-
 // CheckGeneration refuses a form typed on another generation of the
 // object than the current one, as the store refuses a stale direct edit.
 func CheckGeneration(what, name string, typedOn, current int64) error {
@@ -154,15 +141,6 @@ func Field(err error) string {
 		}
 	}
 	return f
-}
-
-// Message is a corral error's message without its field prefix.
-func Message(err error) string {
-	var ce *models.Error
-	if errors.As(err, &ce) && ce.Msg != "" {
-		return ce.Msg
-	}
-	return err.Error()
 }
 
 // UpperFirst capitalises a message's first letter.

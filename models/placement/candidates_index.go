@@ -183,10 +183,6 @@ func (ix *Index) directAggs(t Terms) (in, bad Bitset, ok bool) {
 	return in, bad, true
 }
 
-// Usage returns provider p's usage of class (what Placement sums from its
-// allocations).
-func Usage(p *models.Provider, class string) int64 { return p.Usages[class] }
-
 // classInv is one class's inventories in provider order, so that a scan
 // over every provider of the class reads slices, not maps.
 type classInv struct {

@@ -99,3 +99,12 @@ func DecodeRequest(r io.Reader) (*RequestSpec, error) {
 	}
 	return DecodeRequestJSON(data, "")
 }
+
+// HostFilterNames lists every known host filter, in the default order.
+func HostFilterNames() []string {
+	names := make([]string, len(hostFilters))
+	for i, f := range hostFilters {
+		names[i] = f.Name()
+	}
+	return names
+}

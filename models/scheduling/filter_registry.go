@@ -23,15 +23,6 @@ func LookupHostFilter(name string) (HostFilter, bool) {
 	return nil, false
 }
 
-// HostFilterNames lists every known host filter, in the default order.
-func HostFilterNames() []string {
-	names := make([]string, len(hostFilters))
-	for i, f := range hostFilters {
-		names[i] = f.Name()
-	}
-	return names
-}
-
 // DefaultWeighers are the weighers every request is weighed with, in order.
 // See weigher_affinity.go for what the pipeline does with their weights.
 func DefaultWeighers() []Weigher {

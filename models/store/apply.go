@@ -153,7 +153,7 @@ func (t *txn) declareWritten(cur, next *models.World) {
 			t.touchProviders(w.Providers[i].UUID)
 		}
 	}
-	if len(cur.Flavors) > 0 {
+	if len(cur.Flavors) > 0 || len(next.Flavors) > 0 {
 		t.touchFlavors()
 	}
 	if len(cur.ServerGroups) > 0 || len(next.ServerGroups) > 0 {
@@ -197,9 +197,10 @@ func (t *txn) checkGenerations(changes []scheduling.Change) error {
 func (t *txn) generationOf(c scheduling.Change) (what, name string, gen int64, err error) {
 	switch c.Op {
 	case scheduling.OpSetSettings, scheduling.OpCreateAggregate, scheduling.OpCreateServerGroup, scheduling.OpCreateProvider,
-		scheduling.OpCreateResourceClass, scheduling.OpDeleteResourceClass, scheduling.OpCreateTrait, scheduling.OpDeleteTrait:
+		scheduling.OpCreateResourceClass, scheduling.OpDeleteResourceClass, scheduling.OpCreateTrait, scheduling.OpDeleteTrait,
+		scheduling.OpCreateFlavor:
 		return "", "", 0, nil
-	case scheduling.OpSetExtraSpec, scheduling.OpUnsetExtraSpec:
+	case scheduling.OpSetExtraSpec, scheduling.OpUnsetExtraSpec, scheduling.OpUpdateFlavor, scheduling.OpDeleteFlavor:
 		f, err := findFlavor(t.tx, c.Flavor, true)
 		if err != nil {
 			return "", "", 0, err

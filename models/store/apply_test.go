@@ -134,6 +134,20 @@ func applyCases(f *applyFixture) []applyCase {
 		}
 		return nil
 	}
+	flavorHas := func(id string, pred func(fl *models.Flavor) bool) func(w *models.World) error {
+		return func(w *models.World) error {
+			var found *models.Flavor
+			for i := range w.Flavors {
+				if w.Flavors[i].ID == id {
+					found = &w.Flavors[i]
+				}
+			}
+			if !pred(found) {
+				return fmt.Errorf("flavor %s is %+v", id, found)
+			}
+			return nil
+		}
+	}
 	on := true
 	return []applyCase{
 		{op: scheduling.OpSetMetadata, stale: true, changes: []scheduling.Change{{Op: scheduling.OpSetMetadata, Aggregate: "ap-agg", Key: "gpu", Value: "1"}},
@@ -186,6 +200,20 @@ func applyCases(f *applyFixture) []applyCase {
 				}
 				return nil
 			}},
+		{op: scheduling.OpRenameAggregate, stale: true, changes: []scheduling.Change{{Op: scheduling.OpRenameAggregate, Aggregate: "ap-agg", Value: "ap-renamed"}},
+			check: aggHas("ap-renamed", func(a *models.Aggregate) bool { return a != nil && a.UUID == f.agg.UUID })},
+		{op: scheduling.OpCreateFlavor, changes: []scheduling.Change{{Op: scheduling.OpCreateFlavor, Flavor: "ap.new", UUID: "ap-new-flavor",
+			Size: &scheduling.FlavorSize{VCPUs: 2, RAMMB: 1024, DiskGB: 10}, Metadata: map[string]string{"ssd": "true"}}},
+			check: flavorHas("ap-new-flavor", func(fl *models.Flavor) bool {
+				return fl != nil && fl.Name == "ap.new" && fl.VCPUs == 2 && fl.RAMMB == 1024 && fl.DiskGB == 10 && fl.ExtraSpecs["ssd"] == "true"
+			})},
+		{op: scheduling.OpUpdateFlavor, stale: true, changes: []scheduling.Change{{Op: scheduling.OpUpdateFlavor, Flavor: "ap.small", Value: "ap.bigger",
+			Size: &scheduling.FlavorSize{VCPUs: 4, RAMMB: 2048, DiskGB: 20}}},
+			check: flavorHas("ap-flavor", func(fl *models.Flavor) bool {
+				return fl != nil && fl.Name == "ap.bigger" && fl.VCPUs == 4 && fl.RAMMB == 2048 && fl.DiskGB == 20
+			})},
+		{op: scheduling.OpDeleteFlavor, stale: true, changes: []scheduling.Change{{Op: scheduling.OpDeleteFlavor, Flavor: "ap-flavor"}},
+			check: flavorHas("ap-flavor", func(fl *models.Flavor) bool { return fl == nil })},
 		{op: scheduling.OpCreateServerGroup, changes: []scheduling.Change{{Op: scheduling.OpCreateServerGroup, ServerGroup: "ap-g2", Project: "ap-project", Policy: models.PolicyAffinity, Members: []string{"ap-vm"}}},
 			check: func(w *models.World) error {
 				for _, g := range w.ServerGroups {
@@ -278,7 +306,7 @@ func worldState(t *testing.T, s *store.Store) string {
 		fmt.Fprintf(&b, "aggregate %s %s zone=%v md=%v members=%v\n", a.UUID, a.Name, ptrVal(a.AvailabilityZone), a.Metadata, m)
 	}
 	for _, f := range w.Flavors {
-		fmt.Fprintf(&b, "flavor %s %v\n", f.ID, f.ExtraSpecs)
+		fmt.Fprintf(&b, "flavor %s %s %d/%d/%d %v\n", f.ID, f.Name, f.VCPUs, f.RAMMB, f.DiskGB, f.ExtraSpecs)
 	}
 	for _, g := range w.ServerGroups {
 		fmt.Fprintf(&b, "group %s %s %s %s %v %v\n", g.UUID, g.Name, g.ProjectID, g.Policy, g.Rules, g.Members)

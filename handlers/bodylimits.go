@@ -47,7 +47,7 @@ var bodyLimits = struct {
 // Body declares limit as the most the routes' request bodies may hold.
 func Body(limit int64, routes ...*echo.Route) {
 	for _, r := range routes {
-		DeclareBody(limit, r.Method+" "+r.Path)
+		declareBody(limit, r.Method+" "+r.Path)
 	}
 }
 
@@ -56,13 +56,13 @@ func Body(limit int64, routes ...*echo.Route) {
 // no body still take none.
 func BodyAnyMethod(limit int64, paths ...string) {
 	for _, p := range paths {
-		DeclareBody(limit, "* "+p)
+		declareBody(limit, "* "+p)
 	}
 }
 
-// DeclareBody declares limit for routes named as "METHOD /path" (the full
+// declareBody declares limit for routes named as "METHOD /path" (the full
 // path, group prefix included).
-func DeclareBody(limit int64, routes ...string) {
+func declareBody(limit int64, routes ...string) {
 	bodyLimits.Lock()
 	defer bodyLimits.Unlock()
 	for _, r := range routes {

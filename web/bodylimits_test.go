@@ -1,11 +1,15 @@
 package web_test
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
+	"corral/models"
 	"corral/web"
 )
 
@@ -85,5 +89,43 @@ func TestAnonymousAPICallsAreRefusedBeforeTheirBody(t *testing.T) {
 		if r := c.Get(p); r.StatusCode != http.StatusOK {
 			t.Errorf("anonymous GET %s: status %d, want the version document", p, r.StatusCode)
 		}
+	}
+}
+
+// TestAPIBodiesAreReadUpToTheirDeclaredLimit: a JSON body of /api under
+// the limit its route declares is read whole (the draft takes the change
+// it carries), and one over it is refused from its declared length; the
+// route and its reader agree on one limit.
+func TestAPIBodiesAreReadUpToTheirDeclaredLimit(t *testing.T) {
+	a := newApp(t)
+	if err := a.Store.CreateAggregate(context.Background(), testActor, &models.Aggregate{Name: "gpu"}); err != nil {
+		t.Fatal(err)
+	}
+	limit, ok := web.RouteBodyLimit(http.MethodPost, "/api/drafts/:id/changes")
+	if !ok {
+		t.Fatal("POST /api/drafts/:id/changes declares no body limit")
+	}
+	c := a.TokenClient(t, "alice")
+	r := c.Request(http.MethodPost, "/api/drafts", strings.NewReader(`{"name": "large body"}`), "Content-Type", "application/json")
+	var d struct {
+		ID      string `json:"id"`
+		Version int    `json:"version"`
+	}
+	if r.StatusCode != http.StatusCreated || json.Unmarshal([]byte(r.Body), &d) != nil {
+		t.Fatalf("create draft: status %d; body %.300s", r.StatusCode, r.Body)
+	}
+	changes := func(size int64) string {
+		doc := fmt.Sprintf(`{"version": %d, "changes": [{"op": "set_metadata", "aggregate": "gpu", "key": "a", "value": "b"}]`, d.Version)
+		return doc + strings.Repeat(" ", int(size)-len(doc)-1) + "}"
+	}
+	under := changes(limit - limit/4) // over 1 MiB when the limit is 2 MiB
+	r = c.Request(http.MethodPost, "/api/drafts/"+d.ID+"/changes", strings.NewReader(under), "Content-Type", "application/json")
+	if r.StatusCode != http.StatusOK {
+		t.Errorf("%d-byte changes under the route's %d-byte limit: status %d, want 200; body %.300s", len(under), limit, r.StatusCode, r.Body)
+	}
+	over := changes(limit + 1)
+	r = c.Request(http.MethodPost, "/api/drafts/"+d.ID+"/changes", strings.NewReader(over), "Content-Type", "application/json")
+	if r.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("%d-byte changes over the route's %d-byte limit: status %d, want 413; body %.300s", len(over), limit, r.StatusCode, r.Body)
 	}
 }

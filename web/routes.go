@@ -67,89 +67,16 @@ func registerRoutes(e *echo.Echo, env *handlers.Env, loginLimit echo.MiddlewareF
 	}
 
 	// Handler packages, one line each. A package declares the body limit
-	// of each route it registers (handlers.Body); the limits below are
-	// those of the packages that do not declare them yet.
+	// of each route it registers (handlers.Body).
 	account.Register(e.Group(""), g.Console, g.API, env, loginLimit)
 	compute.Register(g.Compute, env)
-	declareComputeBodies()
 	console.Register(g.Console, env)
-	declareConsoleBodies()
 	query.Register(g.Console, g.API, env)
-	handlers.DeclareBody(handlers.ListForm, "POST /impact/inline", "POST /drafts/stage")
 	placementapi.Register(g.Placement, env)
-	declarePlacementBodies()
 	world.Register(g.Console, g.API, env)
 	cloudpage.Register(g.Console, env)
 	doctor.Register(g.Console, g.API, env)
 	return g
-}
-
-// declareComputeBodies: the Nova-compatible API, with and without the
-// project in the path.
-func declareComputeBodies() {
-	handlers.DeclareBody(handlers.NovaJSON,
-		"POST /compute/v2.1/os-aggregates",
-		"PUT /compute/v2.1/os-aggregates/:id",
-		"POST /compute/v2.1/os-aggregates/:id/action",
-		"PUT /compute/v2.1/os-quota-sets/:id",
-		"POST /compute/v2.1/os-server-groups",
-		"POST /compute/v2.1/:project_id/os-aggregates",
-		"PUT /compute/v2.1/:project_id/os-aggregates/:id",
-		"POST /compute/v2.1/:project_id/os-aggregates/:id/action",
-		"PUT /compute/v2.1/:project_id/os-quota-sets/:id",
-		"POST /compute/v2.1/:project_id/os-server-groups")
-}
-
-// declareConsoleBodies: the console's object pages.
-func declareConsoleBodies() {
-	handlers.DeclareBody(handlers.SmallForm,
-		"POST /aggregates",
-		"POST /aggregates/:id",
-		"POST /aggregates/:id/delete",
-		"POST /aggregates/:id/metadata",
-		"POST /aggregates/:id/metadata/validate",
-		"POST /aggregates/:id/reservations",
-		"POST /aggregates/:id/reservations/remove",
-		"POST /aggregates/:id/tenants",
-		"POST /aggregates/:id/tenants/remove",
-		"POST /flavors",
-		"POST /flavors/:id",
-		"POST /flavors/:id/delete",
-		"POST /flavors/validate",
-		"POST /providers/:id/inventory",
-		"POST /providers/:id/traits",
-		"POST /quotas/:project",
-		"POST /quotas/:project/reset",
-		"POST /server-groups",
-		"POST /server-groups/:id/delete",
-		"POST /settings")
-	handlers.DeclareBody(handlers.ListForm,
-		"POST /aggregates/:id/members",
-		"POST /aggregates/:id/members/remove",
-		"POST /server-groups/:id/members",
-		"POST /server-groups/:id/members/remove")
-}
-
-// declarePlacementBodies: the Placement-compatible API, whose paths
-// dispatch by method themselves.
-func declarePlacementBodies() {
-	handlers.BodyAnyMethod(handlers.PlacementJSON,
-		"/placement/resource_providers",
-		"/placement/resource_providers/:uuid",
-		"/placement/resource_providers/:uuid/aggregates",
-		"/placement/resource_providers/:uuid/traits",
-		"/placement/resource_providers/:uuid/inventories",
-		"/placement/resource_providers/:uuid/inventories/:rc",
-		"/placement/resource_providers/:uuid/allocations",
-		"/placement/resource_providers/:uuid/usages",
-		"/placement/allocation_candidates",
-		"/placement/allocations",
-		"/placement/allocations/:consumer",
-		"/placement/resource_classes",
-		"/placement/resource_classes/:name",
-		"/placement/traits",
-		"/placement/traits/:name",
-		"/placement/usages")
 }
 
 // cacheStatic lets browsers keep assets for an hour; their names carry a

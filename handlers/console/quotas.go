@@ -28,8 +28,8 @@ func (h *Handler) registerQuotas(g *echo.Group) {
 	admin := handlers.RequireRole(models.RoleAdmin)
 	g.GET("/quotas", h.QuotaList)
 	g.GET("/quotas/:project", h.QuotaDetail)
-	g.POST("/quotas/:project", h.QuotaSave, admin)
-	g.POST("/quotas/:project/reset", h.QuotaReset, admin)
+	handlers.Body(handlers.SmallForm, g.POST("/quotas/:project", h.QuotaSave, admin))
+	handlers.Body(handlers.SmallForm, g.POST("/quotas/:project/reset", h.QuotaReset, admin))
 }
 
 // quotaRow turns the store's view of a project into the page's.

@@ -119,17 +119,21 @@ type method struct {
 }
 
 // route registers a path's methods and, as Placement's router does, a 405
-// naming the allowed methods for every other one.
+// naming the allowed methods for every other one; it declares the path's
+// body limit (handlers.PlacementJSON).
 func route(g *echo.Group, path string, methods []method) {
 	names := make([]string, len(methods))
 	for i, m := range methods {
 		names[i] = m.name
 	}
 	allow := strings.Join(names, ", ")
-	g.Any(path, func(c echo.Context) error {
+	every := g.Any(path, func(c echo.Context) error {
 		return &Error{Status: http.StatusMethodNotAllowed, Allow: allow,
 			Msg: "The method specified is not allowed for this resource."}
 	})
+	// The path answers every method, so its body limit is declared for
+	// every method: Placement's one limit.
+	handlers.BodyAnyMethod(handlers.PlacementJSON, every[0].Path)
 	for _, m := range methods {
 		g.Add(m.name, path, m.handler, m.mw)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"corral/handlers"
 	"corral/models"
 	"corral/models/scheduling"
 	"corral/models/store"
@@ -35,9 +36,10 @@ const (
 
 var bigTraces = make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
 
-// maxRequestBody bounds a preview request; a request document is a few
-// hundred bytes, a long member_of list a few kilobytes.
-const maxRequestBody = 1 << 20
+// maxRequestBody bounds a JSON body of the API (a preview request, a
+// draft's changes): the limit its routes declare, so that what the route
+// admits is read whole.
+const maxRequestBody = handlers.ConsoleJSON
 
 // previewResponse is the trace of FORMATS.md; against a draft it also names
 // the draft and carries the difference to live data.
@@ -113,7 +115,7 @@ func (h *Handler) APIPreview(c echo.Context) error {
 	if err != nil {
 		return models.E(models.Invalid, "", "cannot read the request body: %v", err)
 	}
-	if len(body) > maxRequestBody {
+	if int64(len(body)) > maxRequestBody {
 		return models.E(models.Invalid, "", "the request body is larger than %d bytes", maxRequestBody)
 	}
 	spec, err := scheduling.DecodeRequestJSON(body, "")

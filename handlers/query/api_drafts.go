@@ -79,7 +79,7 @@ func readBody(c echo.Context, v any) error {
 	if err != nil {
 		return models.E(models.Invalid, "", "cannot read the request body: %v", err)
 	}
-	if len(body) > maxRequestBody {
+	if int64(len(body)) > maxRequestBody {
 		return models.E(models.Invalid, "", "the request body is larger than %d bytes", maxRequestBody)
 	}
 	if len(body) == 0 {

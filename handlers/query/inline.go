@@ -36,8 +36,8 @@ const (
 )
 
 func registerInline(console *echo.Group, h *Handler, admin echo.MiddlewareFunc) {
-	console.POST("/impact/inline", h.InlineImpact)
-	console.POST("/drafts/stage", h.StageDraft, admin)
+	handlers.Body(handlers.ListForm, console.POST("/impact/inline", h.InlineImpact))
+	handlers.Body(handlers.ListForm, console.POST("/drafts/stage", h.StageDraft, admin))
 }
 
 // inlineChanges turns a submitted console form into the draft changes it

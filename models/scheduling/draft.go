@@ -225,23 +225,7 @@ func applyChange(w *models.World, provs map[string]*models.Provider, c Change, a
 		return models.E(models.Invalid, at+".aggregate", "%s needs an aggregate", c.Op)
 	}
 	if c.Op == OpCreateAggregate {
-		if findAggregate(w, c.Aggregate) >= 0 {
-			return models.E(models.Invalid, at+".aggregate", "an aggregate named %q already exists", c.Aggregate)
-		}
-		u := c.UUID
-		if u == "" {
-			u = models.NewUUID()
-		} else if !models.ValidUUID(u) || findAggregate(w, u) >= 0 {
-			return models.E(models.Invalid, at+".uuid", "%q is not a free UUID", u)
-		}
-		var id int64
-		for _, a := range w.Aggregates {
-			id = max(id, a.ID)
-		}
-		a := cloneAggregate(models.Aggregate{ID: id + 1, UUID: u, Name: c.Aggregate, AvailabilityZone: c.AvailabilityZone, Metadata: c.Metadata})
-		syncZone(&a, a.AvailabilityZone != nil)
-		w.Aggregates = append(w.Aggregates, a)
-		return nil
+		return createAggregate(w, c, at)
 	}
 	ai := findAggregate(w, c.Aggregate)
 	if ai < 0 {
@@ -289,24 +273,7 @@ func applyChange(w *models.World, provs map[string]*models.Provider, c Change, a
 		}
 		agg.Metadata = md
 	case OpAddReservation, OpRemoveReservation:
-		if c.Reservation == "" {
-			return models.E(models.Invalid, at+".reservation", "%s needs a reservation id", c.Op)
-		}
-		prefix := w.Settings.RequiredMemberPrefix
-		if prefix == "" {
-			prefix = models.DefaultSettings().RequiredMemberPrefix
-		}
-		if c.Op == OpAddReservation {
-			if err := CheckTag("reservation", c.Reservation); err != nil {
-				err.Field = at + ".reservation"
-				return err
-			}
-			agg.Metadata = AddReservationTag(agg.Metadata, prefix, c.Reservation)
-		} else if md, ok := RemoveReservationTag(agg.Metadata, prefix, c.Reservation); !ok {
-			return models.E(models.Invalid, at+".reservation", "aggregate %s has no reservation tag %s", agg.Name, prefix+c.Reservation)
-		} else {
-			agg.Metadata = md
-		}
+		return applyReservation(w, agg, c, at)
 	case OpAddMember, OpRemoveMember:
 		p, ok := provs[c.Provider]
 		if !ok {
@@ -328,6 +295,51 @@ func applyChange(w *models.World, provs map[string]*models.Provider, c Change, a
 		}
 	default:
 		return models.E(models.Invalid, at+".op", "unknown change %q", c.Op)
+	}
+	return nil
+}
+
+// createAggregate adds the aggregate c creates, with the next free id and
+// the UUID c names or a new one.
+func createAggregate(w *models.World, c Change, at string) error {
+	if findAggregate(w, c.Aggregate) >= 0 {
+		return models.E(models.Invalid, at+".aggregate", "an aggregate named %q already exists", c.Aggregate)
+	}
+	u := c.UUID
+	if u == "" {
+		u = models.NewUUID()
+	} else if !models.ValidUUID(u) || findAggregate(w, u) >= 0 {
+		return models.E(models.Invalid, at+".uuid", "%q is not a free UUID", u)
+	}
+	var id int64
+	for _, a := range w.Aggregates {
+		id = max(id, a.ID)
+	}
+	a := cloneAggregate(models.Aggregate{ID: id + 1, UUID: u, Name: c.Aggregate, AvailabilityZone: c.AvailabilityZone, Metadata: c.Metadata})
+	syncZone(&a, a.AvailabilityZone != nil)
+	w.Aggregates = append(w.Aggregates, a)
+	return nil
+}
+
+// applyReservation adds or removes c's reservation tag on agg.
+func applyReservation(w *models.World, agg *models.Aggregate, c Change, at string) error {
+	if c.Reservation == "" {
+		return models.E(models.Invalid, at+".reservation", "%s needs a reservation id", c.Op)
+	}
+	prefix := w.Settings.RequiredMemberPrefix
+	if prefix == "" {
+		prefix = models.DefaultSettings().RequiredMemberPrefix
+	}
+	if c.Op == OpAddReservation {
+		if err := CheckTag("reservation", c.Reservation); err != nil {
+			err.Field = at + ".reservation"
+			return err
+		}
+		agg.Metadata = AddReservationTag(agg.Metadata, prefix, c.Reservation)
+	} else if md, ok := RemoveReservationTag(agg.Metadata, prefix, c.Reservation); !ok {
+		return models.E(models.Invalid, at+".reservation", "aggregate %s has no reservation tag %s", agg.Name, prefix+c.Reservation)
+	} else {
+		agg.Metadata = md
 	}
 	return nil
 }

@@ -172,6 +172,24 @@ func (c *Client) Read(ctx context.Context, o ReadOptions) (*Snapshot, error) {
 }
 
 func (c *Client) readNova(ctx context.Context, s *Snapshot, parallel int) error {
+	for _, step := range []func() error{
+		func() error { return c.novaAggregates(ctx, s) },
+		func() error { return c.novaFlavors(ctx, s, parallel) },
+		func() error { return c.novaServerGroups(ctx, s) },
+		func() error { return c.novaServers(ctx, s) },
+		func() error { return c.novaComputeHosts(ctx, s) },
+		func() error { return c.novaHypervisors(ctx, s) },
+		func() error { return c.novaQuotas(ctx, s, parallel) },
+	} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// novaAggregates reads the aggregates.
+func (c *Client) novaAggregates(ctx context.Context, s *Snapshot) error {
 	var aggs struct {
 		Aggregates []NovaAggregate `json:"aggregates"`
 	}
@@ -179,7 +197,12 @@ func (c *Client) readNova(ctx context.Context, s *Snapshot, parallel int) error 
 		return err
 	}
 	s.Aggregates = aggs.Aggregates
-	// Flavors: is_public=None lists private flavors too (admin).
+	return nil
+}
+
+// novaFlavors reads the flavors, private ones with their access lists:
+// is_public=None lists private flavors too (admin).
+func (c *Client) novaFlavors(ctx context.Context, s *Snapshot, parallel int) error {
 	if err := pages(ctx, func(marker string) (string, int, error) {
 		q := url.Values{"is_public": {"None"}, "limit": {"1000"}}
 		if marker != "" {
@@ -223,7 +246,11 @@ func (c *Client) readNova(ctx context.Context, s *Snapshot, parallel int) error 
 	}); err != nil {
 		return err
 	}
-	// Server groups page by offset.
+	return nil
+}
+
+// novaServerGroups reads the server groups, which page by offset.
+func (c *Client) novaServerGroups(ctx context.Context, s *Snapshot) error {
 	for offset := 0; ; {
 		var page struct {
 			ServerGroups []NovaServerGroup `json:"server_groups"`
@@ -238,6 +265,11 @@ func (c *Client) readNova(ctx context.Context, s *Snapshot, parallel int) error 
 			break
 		}
 	}
+	return nil
+}
+
+// novaServers reads the servers with their flavors' names.
+func (c *Client) novaServers(ctx context.Context, s *Snapshot) error {
 	if err := pages(ctx, func(marker string) (string, int, error) {
 		q := url.Values{"all_tenants": {"1"}, "limit": {"1000"}}
 		if marker != "" {
@@ -266,6 +298,11 @@ func (c *Client) readNova(ctx context.Context, s *Snapshot, parallel int) error 
 	}); err != nil {
 		return err
 	}
+	return nil
+}
+
+// novaComputeHosts reads the hosts that run nova-compute.
+func (c *Client) novaComputeHosts(ctx context.Context, s *Snapshot) error {
 	var svcs struct {
 		Services []struct {
 			Host string `json:"host"`
@@ -279,6 +316,11 @@ func (c *Client) readNova(ctx context.Context, s *Snapshot, parallel int) error 
 	}
 	slices.Sort(s.ComputeHosts)
 	s.ComputeHosts = slices.Compact(s.ComputeHosts)
+	return nil
+}
+
+// novaHypervisors reads the hypervisors with their service hosts.
+func (c *Client) novaHypervisors(ctx context.Context, s *Snapshot) error {
 	if err := pages(ctx, func(marker string) (string, int, error) {
 		q := url.Values{"limit": {"1000"}}
 		if marker != "" {
@@ -309,7 +351,12 @@ func (c *Client) readNova(ctx context.Context, s *Snapshot, parallel int) error 
 	}); err != nil {
 		return err
 	}
-	// Server-group quotas of every project that has servers or groups.
+	return nil
+}
+
+// novaQuotas reads the server-group quotas of every project that has
+// servers or groups.
+func (c *Client) novaQuotas(ctx context.Context, s *Snapshot, parallel int) error {
 	projects := map[string]bool{}
 	for _, g := range s.ServerGroups {
 		projects[g.ProjectID] = true

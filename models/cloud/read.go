@@ -2,6 +2,8 @@ package cloud
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"maps"
 	"net/url"
 	"slices"
@@ -23,6 +25,13 @@ type Snapshot struct {
 	Quotas       map[string]map[string]int `json:"quotas"` // project → server_groups, server_group_members
 	Placement    PlacementState            `json:"placement"`
 	ReadStats    ReadStats                 `json:"-"`
+	// Warnings name the objects whose read failed on their own (a
+	// deleted project's quotas, a provider deleted while it was read):
+	// they are left out and the rest is kept.
+	Warnings []string `json:"-"`
+	// placementWarnings are Placement's, kept apart while Nova is read
+	// side by side.
+	placementWarnings []string
 }
 
 // NovaAggregate is one os-aggregates entry.
@@ -164,6 +173,7 @@ func (c *Client) Read(ctx context.Context, o ReadOptions) (*Snapshot, error) {
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	s.Warnings = append(s.Warnings, s.placementWarnings...)
 	s.ReadStats.Requests = c.Requests() - before
 	s.ReadStats.Duration = time.Since(start)
 	s.ReadStats.ComputeVersion = c.Compute.Microversion
@@ -388,6 +398,13 @@ func (c *Client) novaQuotas(ctx context.Context, s *Snapshot, parallel int) erro
 	return nil
 }
 
+// answered reports whether err is a service's answer with one of the
+// statuses: a failure of the one object read, not of the service.
+func answered(err error, statuses ...int) bool {
+	var se *ServiceError
+	return errors.As(err, &se) && slices.Contains(statuses, se.Status())
+}
+
 // pages calls next with the last marker until a page comes back short.
 func pages(ctx context.Context, next func(marker string) (string, int, error)) error {
 	marker := ""
@@ -471,21 +488,33 @@ func (c *Client) readPlacement(ctx context.Context, s *Snapshot, o ReadOptions) 
 	}
 	var done int
 	var mu sync.Mutex
+	var gone []*PlacementProvider
 	if err := forEach(ctx, o.Parallel, len(todo), func(i int) error {
 		p := todo[i]
-		if err := c.readProvider(ctx, p, !bulkTraits, o.PerProvider); err != nil {
+		err := c.readProvider(ctx, p, !bulkTraits, o.PerProvider)
+		if err != nil && !answered(err, 404) {
 			return err
 		}
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			// Deleted since it was listed: the next sync will not list it.
+			gone = append(gone, p)
+			s.placementWarnings = append(s.placementWarnings,
+				fmt.Sprintf("resource provider %s (%s): %v, deleted while corral read it: left out of this sync", p.Name, p.UUID, err))
+		}
 		if o.Progress != nil {
-			mu.Lock()
 			done++
 			o.Progress(done, len(todo))
-			mu.Unlock()
 		}
 		return nil
 	}); err != nil {
 		return err
 	}
+	for _, p := range gone {
+		delete(s.Placement.Providers, p.UUID)
+	}
+	s.ReadStats.ProvidersRead -= len(gone)
 	return c.readConsumers(ctx, s, o)
 }
 

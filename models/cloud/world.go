@@ -54,7 +54,7 @@ type mapper struct {
 
 func newMapper(s *Snapshot) *mapper {
 	provs := s.Placement.Providers
-	return &mapper{s: s, m: &Mapped{World: &models.World{}}, provs: provs, uuids: slices.Sorted(maps.Keys(provs)),
+	return &mapper{s: s, m: &Mapped{World: &models.World{}, Warnings: slices.Clone(s.Warnings)}, provs: provs, uuids: slices.Sorted(maps.Keys(provs)),
 		byName: map[string]string{}, hostProviders: map[string][]string{}, hvProvider: map[string]string{}, hostOfProvider: map[string]string{}}
 }
 

@@ -59,6 +59,12 @@ func (s *Store) ReplaceLiveState(ctx context.Context, a Actor, ls *LiveState) er
 		if err := validateWorld(merged); err != nil {
 			return err
 		}
+		before := worldCounts(cur)
+		var consumersBefore int64
+		if err := t.tx.Model(&models.Consumer{}).Count(&consumersBefore).Error; err != nil {
+			return err
+		}
+		before["consumers"] = int(consumersBefore)
 		// Allocations hold on to their providers: they go first and come
 		// back with the cloud's.
 		for _, table := range []string{"allocations", "consumers"} {
@@ -93,9 +99,12 @@ func (s *Store) ReplaceLiveState(ctx context.Context, a Actor, ls *LiveState) er
 		if err := t.tx.Create(&ls.Record).Error; err != nil {
 			return err
 		}
-		after := map[string]any{"counts": worldCounts(merged), "changed": ls.Record.ChangeCount, "consumers": len(ls.Consumers),
+		// The world's consumers are the sync's (loadWorld reads none).
+		counts := worldCounts(merged)
+		counts["consumers"] = len(ls.Consumers)
+		after := map[string]any{"counts": counts, "changed": ls.Record.ChangeCount, "consumers": len(ls.Consumers),
 			"requests": ls.Record.Requests, "providers_read": ls.Record.ProvidersRead, "quotas": len(ls.Quotas)}
-		return t.audit("sync", "world", "world", ls.Record.Connection, worldCounts(cur), after)
+		return t.audit("sync", "world", "world", ls.Record.Connection, before, after)
 	})
 }
 

@@ -33,7 +33,10 @@ import (
 // environment on top, as the openstack CLI reads them), or two endpoints
 // and a token for a cloud reached without Keystone.
 type Options struct {
-	Cloud        string // --os-cloud
+	Cloud string // --os-cloud
+	// EnvCloud is OS_CLOUD from the environment: the cloud when no flag
+	// names a connection (flags win over the environment).
+	EnvCloud     string
 	ComputeURL   string // --compute-url, including /v2.1
 	PlacementURL string // --placement-url
 	Token        string // --token; sent as X-Auth-Token to both
@@ -43,13 +46,23 @@ type Options struct {
 	HTTPClient *http.Client
 }
 
-// Configured reports whether any connection flag was given.
+// Configured reports whether any connection flag (or OS_CLOUD) was given.
 func (o Options) Configured() bool {
+	o = o.resolved()
 	return o.Cloud != "" || o.ComputeURL != "" || o.PlacementURL != "" || o.Token != ""
+}
+
+// resolved is o with EnvCloud as the cloud when no flag names a connection.
+func (o Options) resolved() Options {
+	if o.Cloud == "" && o.ComputeURL == "" && o.PlacementURL == "" && o.Token == "" {
+		o.Cloud = o.EnvCloud
+	}
+	return o
 }
 
 // Validate checks the flags form one of the two connection shapes.
 func (o Options) Validate() error {
+	o = o.resolved()
 	switch {
 	case o.Cloud != "" && (o.ComputeURL != "" || o.PlacementURL != "" || o.Token != ""):
 		return models.E(models.Invalid, "os-cloud", "give --os-cloud or --compute-url/--placement-url/--token, not both")
@@ -75,6 +88,7 @@ func (o Options) Validate() error {
 
 // Describe is the connection without its secrets, for pages and logs.
 func (o Options) Describe() string {
+	o = o.resolved()
 	if o.Cloud != "" {
 		return "cloud " + o.Cloud + " (clouds.yaml)"
 	}
@@ -125,6 +139,7 @@ func connect(ctx context.Context, o Options) (*Client, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	o = o.resolved()
 	getenv := o.Getenv
 	if getenv == nil {
 		getenv = os.Getenv

@@ -271,6 +271,10 @@ func (c *Client) negotiate(ctx context.Context) error {
 	if err := c.rawGet(ctx, c.Compute, "nova", base, &cv); err != nil {
 		return err
 	}
+	if cv.Version.Version == "" && !strings.Contains(base, "/v2.1/") {
+		// The service's root lists its versions instead of naming one.
+		return fmt.Errorf("nova at %s: the compute URL must end in /v2.1 (%s)", base, base+"v2.1")
+	}
 	mv, err := pick("nova", cv.Version.MinVersion, cv.Version.Version, computeMin, computeMax)
 	if err != nil {
 		return err

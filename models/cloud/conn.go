@@ -168,13 +168,18 @@ func connect(ctx context.Context, o Options) (*Client, error) {
 			if why := tlsProblem(err); why != "" {
 				return c, fmt.Errorf("keystone %s of cloud %s: %s", ao.IdentityEndpoint, o.Cloud, why)
 			}
+			var transport *url.Error
+			if errors.As(err, &transport) {
+				// No answer at all: nothing was refused.
+				return c, fmt.Errorf("keystone %s of cloud %s (region %q) did not answer: %s", ao.IdentityEndpoint, o.Cloud, eo.Region, clip(err.Error()))
+			}
 			return c, fmt.Errorf("keystone %s refused the credentials of cloud %s: %s", ao.IdentityEndpoint, o.Cloud, answerOf(err))
 		}
 		if c.Compute, err = openstack.NewComputeV2(pc, eo); err != nil {
-			return c, fmt.Errorf("keystone catalog: no compute endpoint: %v", err)
+			return c, fmt.Errorf("keystone %s catalog of cloud %s: no compute endpoint in region %q (%s interface): %v", ao.IdentityEndpoint, o.Cloud, eo.Region, eo.Availability, err)
 		}
 		if c.Placement, err = openstack.NewPlacementV1(pc, eo); err != nil {
-			return c, fmt.Errorf("keystone catalog: no placement endpoint: %v", err)
+			return c, fmt.Errorf("keystone %s catalog of cloud %s: no placement endpoint in region %q (%s interface): %v", ao.IdentityEndpoint, o.Cloud, eo.Region, eo.Availability, err)
 		}
 	} else {
 		hc.Transport = &countingTransport{next: hc.Transport, n: &c.requests}

@@ -19,8 +19,8 @@ import (
 // connectionFlags are the flags that connect corral to a real cloud; serve
 // and sync share them.
 func connectionFlags(fs *flag.FlagSet) *cloud.Options {
-	o := &cloud.Options{}
-	fs.StringVar(&o.Cloud, "os-cloud", os.Getenv("OS_CLOUD"), "cloud name in clouds.yaml (the OS_* environment applies, as for the openstack CLI)")
+	o := &cloud.Options{EnvCloud: os.Getenv("OS_CLOUD")}
+	fs.StringVar(&o.Cloud, "os-cloud", "", "cloud name in clouds.yaml, default $OS_CLOUD unless URL flags are given (the OS_* environment applies, as for the openstack CLI)")
 	fs.StringVar(&o.ComputeURL, "compute-url", "", "compute API URL including /v2.1 (without Keystone)")
 	fs.StringVar(&o.PlacementURL, "placement-url", "", "Placement API URL (without Keystone)")
 	fs.StringVar(&o.Token, "token", "", "token sent as X-Auth-Token to both services (without Keystone)")

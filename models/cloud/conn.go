@@ -33,7 +33,10 @@ import (
 // environment on top, as the openstack CLI reads them), or two endpoints
 // and a token for a cloud reached without Keystone.
 type Options struct {
-	Cloud        string // --os-cloud
+	Cloud string // --os-cloud
+	// EnvCloud is OS_CLOUD from the environment: the cloud when no flag
+	// names a connection (flags win over the environment).
+	EnvCloud     string
 	ComputeURL   string // --compute-url, including /v2.1
 	PlacementURL string // --placement-url
 	Token        string // --token; sent as X-Auth-Token to both
@@ -43,13 +46,23 @@ type Options struct {
 	HTTPClient *http.Client
 }
 
-// Configured reports whether any connection flag was given.
+// Configured reports whether any connection flag (or OS_CLOUD) was given.
 func (o Options) Configured() bool {
+	o = o.resolved()
 	return o.Cloud != "" || o.ComputeURL != "" || o.PlacementURL != "" || o.Token != ""
+}
+
+// resolved is o with EnvCloud as the cloud when no flag names a connection.
+func (o Options) resolved() Options {
+	if o.Cloud == "" && o.ComputeURL == "" && o.PlacementURL == "" && o.Token == "" {
+		o.Cloud = o.EnvCloud
+	}
+	return o
 }
 
 // Validate checks the flags form one of the two connection shapes.
 func (o Options) Validate() error {
+	o = o.resolved()
 	switch {
 	case o.Cloud != "" && (o.ComputeURL != "" || o.PlacementURL != "" || o.Token != ""):
 		return models.E(models.Invalid, "os-cloud", "give --os-cloud or --compute-url/--placement-url/--token, not both")
@@ -75,6 +88,7 @@ func (o Options) Validate() error {
 
 // Describe is the connection without its secrets, for pages and logs.
 func (o Options) Describe() string {
+	o = o.resolved()
 	if o.Cloud != "" {
 		return "cloud " + o.Cloud + " (clouds.yaml)"
 	}
@@ -125,6 +139,7 @@ func connect(ctx context.Context, o Options) (*Client, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	o = o.resolved()
 	getenv := o.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -153,13 +168,18 @@ func connect(ctx context.Context, o Options) (*Client, error) {
 			if why := tlsProblem(err); why != "" {
 				return c, fmt.Errorf("keystone %s of cloud %s: %s", ao.IdentityEndpoint, o.Cloud, why)
 			}
+			var transport *url.Error
+			if errors.As(err, &transport) {
+				// No answer at all: nothing was refused.
+				return c, fmt.Errorf("keystone %s of cloud %s (region %q) did not answer: %s", ao.IdentityEndpoint, o.Cloud, eo.Region, clip(err.Error()))
+			}
 			return c, fmt.Errorf("keystone %s refused the credentials of cloud %s: %s", ao.IdentityEndpoint, o.Cloud, answerOf(err))
 		}
 		if c.Compute, err = openstack.NewComputeV2(pc, eo); err != nil {
-			return c, fmt.Errorf("keystone catalog: no compute endpoint: %v", err)
+			return c, fmt.Errorf("keystone %s catalog of cloud %s: no compute endpoint in region %q (%s interface): %v", ao.IdentityEndpoint, o.Cloud, eo.Region, eo.Availability, err)
 		}
 		if c.Placement, err = openstack.NewPlacementV1(pc, eo); err != nil {
-			return c, fmt.Errorf("keystone catalog: no placement endpoint: %v", err)
+			return c, fmt.Errorf("keystone %s catalog of cloud %s: no placement endpoint in region %q (%s interface): %v", ao.IdentityEndpoint, o.Cloud, eo.Region, eo.Availability, err)
 		}
 	} else {
 		hc.Transport = &countingTransport{next: hc.Transport, n: &c.requests}
@@ -255,6 +275,10 @@ func (c *Client) negotiate(ctx context.Context) error {
 	}
 	if err := c.rawGet(ctx, c.Compute, "nova", base, &cv); err != nil {
 		return err
+	}
+	if cv.Version.Version == "" && !strings.Contains(base, "/v2.1/") {
+		// The service's root lists its versions instead of naming one.
+		return fmt.Errorf("nova at %s: the compute URL must end in /v2.1 (%s)", base, base+"v2.1")
 	}
 	mv, err := pick("nova", cv.Version.MinVersion, cv.Version.Version, computeMin, computeMax)
 	if err != nil {

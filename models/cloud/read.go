@@ -2,6 +2,8 @@ package cloud
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"maps"
 	"net/url"
 	"slices"
@@ -23,6 +25,13 @@ type Snapshot struct {
 	Quotas       map[string]map[string]int `json:"quotas"` // project → server_groups, server_group_members
 	Placement    PlacementState            `json:"placement"`
 	ReadStats    ReadStats                 `json:"-"`
+	// Warnings name the objects whose read failed on their own (a
+	// deleted project's quotas, a provider deleted while it was read):
+	// they are left out and the rest is kept.
+	Warnings []string `json:"-"`
+	// placementWarnings are Placement's, kept apart while Nova is read
+	// side by side.
+	placementWarnings []string
 }
 
 // NovaAggregate is one os-aggregates entry.
@@ -164,6 +173,7 @@ func (c *Client) Read(ctx context.Context, o ReadOptions) (*Snapshot, error) {
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	s.Warnings = append(s.Warnings, s.placementWarnings...)
 	s.ReadStats.Requests = c.Requests() - before
 	s.ReadStats.Duration = time.Since(start)
 	s.ReadStats.ComputeVersion = c.Compute.Microversion
@@ -172,6 +182,24 @@ func (c *Client) Read(ctx context.Context, o ReadOptions) (*Snapshot, error) {
 }
 
 func (c *Client) readNova(ctx context.Context, s *Snapshot, parallel int) error {
+	for _, step := range []func() error{
+		func() error { return c.novaAggregates(ctx, s) },
+		func() error { return c.novaFlavors(ctx, s, parallel) },
+		func() error { return c.novaServerGroups(ctx, s) },
+		func() error { return c.novaServers(ctx, s) },
+		func() error { return c.novaComputeHosts(ctx, s) },
+		func() error { return c.novaHypervisors(ctx, s) },
+		func() error { return c.novaQuotas(ctx, s, parallel) },
+	} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// novaAggregates reads the aggregates.
+func (c *Client) novaAggregates(ctx context.Context, s *Snapshot) error {
 	var aggs struct {
 		Aggregates []NovaAggregate `json:"aggregates"`
 	}
@@ -179,7 +207,12 @@ func (c *Client) readNova(ctx context.Context, s *Snapshot, parallel int) error 
 		return err
 	}
 	s.Aggregates = aggs.Aggregates
-	// Flavors: is_public=None lists private flavors too (admin).
+	return nil
+}
+
+// novaFlavors reads the flavors, private ones with their access lists:
+// is_public=None lists private flavors too (admin).
+func (c *Client) novaFlavors(ctx context.Context, s *Snapshot, parallel int) error {
 	if err := pages(ctx, func(marker string) (string, int, error) {
 		q := url.Values{"is_public": {"None"}, "limit": {"1000"}}
 		if marker != "" {
@@ -223,7 +256,11 @@ func (c *Client) readNova(ctx context.Context, s *Snapshot, parallel int) error 
 	}); err != nil {
 		return err
 	}
-	// Server groups page by offset.
+	return nil
+}
+
+// novaServerGroups reads the server groups, which page by offset.
+func (c *Client) novaServerGroups(ctx context.Context, s *Snapshot) error {
 	for offset := 0; ; {
 		var page struct {
 			ServerGroups []NovaServerGroup `json:"server_groups"`
@@ -238,6 +275,11 @@ func (c *Client) readNova(ctx context.Context, s *Snapshot, parallel int) error 
 			break
 		}
 	}
+	return nil
+}
+
+// novaServers reads the servers with their flavors' names.
+func (c *Client) novaServers(ctx context.Context, s *Snapshot) error {
 	if err := pages(ctx, func(marker string) (string, int, error) {
 		q := url.Values{"all_tenants": {"1"}, "limit": {"1000"}}
 		if marker != "" {
@@ -266,6 +308,11 @@ func (c *Client) readNova(ctx context.Context, s *Snapshot, parallel int) error 
 	}); err != nil {
 		return err
 	}
+	return nil
+}
+
+// novaComputeHosts reads the hosts that run nova-compute.
+func (c *Client) novaComputeHosts(ctx context.Context, s *Snapshot) error {
 	var svcs struct {
 		Services []struct {
 			Host string `json:"host"`
@@ -279,6 +326,11 @@ func (c *Client) readNova(ctx context.Context, s *Snapshot, parallel int) error 
 	}
 	slices.Sort(s.ComputeHosts)
 	s.ComputeHosts = slices.Compact(s.ComputeHosts)
+	return nil
+}
+
+// novaHypervisors reads the hypervisors with their service hosts.
+func (c *Client) novaHypervisors(ctx context.Context, s *Snapshot) error {
 	if err := pages(ctx, func(marker string) (string, int, error) {
 		q := url.Values{"limit": {"1000"}}
 		if marker != "" {
@@ -309,7 +361,12 @@ func (c *Client) readNova(ctx context.Context, s *Snapshot, parallel int) error 
 	}); err != nil {
 		return err
 	}
-	// Server-group quotas of every project that has servers or groups.
+	return nil
+}
+
+// novaQuotas reads the server-group quotas of every project that has
+// servers or groups.
+func (c *Client) novaQuotas(ctx context.Context, s *Snapshot, parallel int) error {
 	projects := map[string]bool{}
 	for _, g := range s.ServerGroups {
 		projects[g.ProjectID] = true
@@ -320,6 +377,7 @@ func (c *Client) readNova(ctx context.Context, s *Snapshot, parallel int) error 
 	delete(projects, "")
 	plist := slices.Sorted(maps.Keys(projects))
 	quotas := make([]map[string]int, len(plist))
+	warnings := make([]string, len(plist))
 	if err := forEach(ctx, parallel, len(plist), func(i int) error {
 		var q struct {
 			QuotaSet struct {
@@ -328,6 +386,12 @@ func (c *Client) readNova(ctx context.Context, s *Snapshot, parallel int) error 
 			} `json:"quota_set"`
 		}
 		if err := c.get(ctx, c.Compute, "os-quota-sets/"+url.PathEscape(plist[i]), &q); err != nil {
+			// Nova answers 400 for a project Keystone no longer has, which
+			// still owns servers or groups: a common leftover.
+			if answered(err, 400, 404) {
+				warnings[i] = fmt.Sprintf("project %s: its server-group quotas were not read (%v): left out of this sync", plist[i], err)
+				return nil
+			}
 			return err
 		}
 		quotas[i] = map[string]int{"server_groups": q.QuotaSet.ServerGroups, "server_group_members": q.QuotaSet.ServerGroupMembers}
@@ -336,9 +400,20 @@ func (c *Client) readNova(ctx context.Context, s *Snapshot, parallel int) error 
 		return err
 	}
 	for i, p := range plist {
+		if warnings[i] != "" {
+			s.Warnings = append(s.Warnings, warnings[i])
+			continue
+		}
 		s.Quotas[p] = quotas[i]
 	}
 	return nil
+}
+
+// answered reports whether err is a service's answer with one of the
+// statuses: a failure of the one object read, not of the service.
+func answered(err error, statuses ...int) bool {
+	var se *ServiceError
+	return errors.As(err, &se) && slices.Contains(statuses, se.Status())
 }
 
 // pages calls next with the last marker until a page comes back short.
@@ -424,21 +499,33 @@ func (c *Client) readPlacement(ctx context.Context, s *Snapshot, o ReadOptions) 
 	}
 	var done int
 	var mu sync.Mutex
+	var gone []*PlacementProvider
 	if err := forEach(ctx, o.Parallel, len(todo), func(i int) error {
 		p := todo[i]
-		if err := c.readProvider(ctx, p, !bulkTraits, o.PerProvider); err != nil {
+		err := c.readProvider(ctx, p, !bulkTraits, o.PerProvider)
+		if err != nil && !answered(err, 404) {
 			return err
 		}
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			// Deleted since it was listed: the next sync will not list it.
+			gone = append(gone, p)
+			s.placementWarnings = append(s.placementWarnings,
+				fmt.Sprintf("resource provider %s (%s): %v, deleted while corral read it: left out of this sync", p.Name, p.UUID, err))
+		}
 		if o.Progress != nil {
-			mu.Lock()
 			done++
 			o.Progress(done, len(todo))
-			mu.Unlock()
 		}
 		return nil
 	}); err != nil {
 		return err
 	}
+	for _, p := range gone {
+		delete(s.Placement.Providers, p.UUID)
+	}
+	s.ReadStats.ProvidersRead -= len(gone)
 	return c.readConsumers(ctx, s, o)
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"corral/models"
+	"corral/models/scheduling"
 )
 
 // SyncOptions tune one sync.
@@ -24,8 +25,11 @@ type SyncResult struct {
 	Warnings      []string
 	Stats         ReadStats
 	Counts        map[string]int
-	Record        models.SyncRecord // ID and Revision set when stored
-	Stored        bool
+	// Blazar says, one line each, which of Blazar's keys were restated
+	// as corral's reservation and tenant tags, as an import restates them.
+	Blazar []string
+	Record models.SyncRecord // ID and Revision set when stored
+	Stored bool
 }
 
 // Sync reads the cloud and (unless DryRun) stores it as corral's live state
@@ -60,7 +64,11 @@ func Sync(ctx context.Context, st LiveStore, c *Client, actor models.Actor, o Sy
 		return fail(err)
 	}
 	m := Map(snap)
-	res := &SyncResult{
+	// Blazar's reservation=<id> and blazar:owner=<project> are restated as
+	// the tags corral's request filters read, as an import restates them.
+	var blazar []string
+	m.World, blazar = scheduling.TranslateBlazar(m.World, cur.Settings)
+	res := &SyncResult{Blazar: blazar,
 		Changes: Diff(cur, m.World), Disagreements: m.Disagreements, Warnings: m.Warnings, Stats: snap.ReadStats,
 		Counts: map[string]int{"providers": len(m.World.Providers), "aggregates": len(m.World.Aggregates),
 			"flavors": len(m.World.Flavors), "servers": len(m.World.Servers), "server_groups": len(m.World.ServerGroups)},

@@ -26,129 +26,125 @@ type Mapped struct {
 // are the root providers of Nova's hosts plus the providers Placement puts
 // in it; where the two differ, a Disagreement says so.
 func Map(s *Snapshot) *Mapped {
-	m := &Mapped{World: &models.World{}}
-	w := m.World
-	provs := s.Placement.Providers
-	uuids := slices.Sorted(maps.Keys(provs))
-	byName := map[string]string{}
-	for _, u := range uuids {
-		p := provs[u]
-		byName[p.Name] = u
-		mp := models.Provider{UUID: p.UUID, Name: p.Name, Traits: slices.Clone(p.Traits), Usages: maps.Clone(p.Usages)}
-		if p.ParentUUID != nil && *p.ParentUUID != "" {
-			parent := *p.ParentUUID
-			mp.ParentUUID = &parent
-		}
-		if len(p.Inventories) > 0 {
-			mp.Inventories = map[string]models.Inventory{}
-			for rc, inv := range p.Inventories {
-				mp.Inventories[rc] = models.Inventory{Total: inv.Total, Reserved: inv.Reserved, MinUnit: inv.MinUnit,
-					MaxUnit: inv.MaxUnit, StepSize: inv.StepSize, AllocationRatio: inv.AllocationRatio}
-			}
-		}
-		for rc, n := range mp.Usages {
-			if n == 0 {
-				delete(mp.Usages, rc)
-			}
-		}
-		if len(mp.Usages) == 0 {
-			mp.Usages = nil
-		}
-		w.Providers = append(w.Providers, mp)
-	}
+	mp := newMapper(s)
+	mp.providers()
+	mp.indexHosts()
+	mp.aggregates()
+	mp.flavors()
+	mp.servers()
+	mp.serverGroups()
+	mp.consumers()
+	mp.quotas()
+	return mp.m
+}
 
-	// Nova host → root providers. A compute node's uuid is its root
-	// provider's; without hypervisor rows fall back to the provider named
-	// like the host, as Nova's own aggregate mirroring does.
-	hostProviders := map[string][]string{}
-	hvProvider := map[string]string{} // hypervisor_hostname → provider uuid
-	for _, h := range s.Hypervisors {
-		if _, ok := provs[h.ID]; ok {
-			hostProviders[h.ServiceHost] = append(hostProviders[h.ServiceHost], h.ID)
-			hvProvider[h.Name] = h.ID
+// mapper holds a snapshot being mapped and the indexes its steps share.
+type mapper struct {
+	s      *Snapshot
+	m      *Mapped
+	provs  map[string]*PlacementProvider
+	uuids  []string          // the providers' uuids, sorted
+	byName map[string]string // provider name → uuid
+	// hostProviders maps a Nova host to its root providers; hvProvider a
+	// hypervisor_hostname to its provider; hostOfProvider the reverse.
+	hostProviders  map[string][]string
+	hvProvider     map[string]string
+	hostOfProvider map[string]string
+}
+
+func newMapper(s *Snapshot) *mapper {
+	provs := s.Placement.Providers
+	return &mapper{s: s, m: &Mapped{World: &models.World{}, Warnings: slices.Clone(s.Warnings)}, provs: provs, uuids: slices.Sorted(maps.Keys(provs)),
+		byName: map[string]string{}, hostProviders: map[string][]string{}, hvProvider: map[string]string{}, hostOfProvider: map[string]string{}}
+}
+
+func (mp *mapper) providers() {
+	for _, u := range mp.uuids {
+		p := mp.provs[u]
+		mp.byName[p.Name] = u
+		mp.m.World.Providers = append(mp.m.World.Providers, providerFrom(p))
+	}
+}
+
+// providerFrom is Placement's provider in corral's terms; usages of zero
+// are left out.
+func providerFrom(p *PlacementProvider) models.Provider {
+	mp := models.Provider{UUID: p.UUID, Name: p.Name, Traits: slices.Clone(p.Traits), Usages: maps.Clone(p.Usages)}
+	if p.ParentUUID != nil && *p.ParentUUID != "" {
+		parent := *p.ParentUUID
+		mp.ParentUUID = &parent
+	}
+	if len(p.Inventories) > 0 {
+		mp.Inventories = map[string]models.Inventory{}
+		for rc, inv := range p.Inventories {
+			mp.Inventories[rc] = models.Inventory{Total: inv.Total, Reserved: inv.Reserved, MinUnit: inv.MinUnit,
+				MaxUnit: inv.MaxUnit, StepSize: inv.StepSize, AllocationRatio: inv.AllocationRatio}
 		}
 	}
-	providersOf := func(host string) []string {
-		if ps := hostProviders[host]; len(ps) > 0 {
-			return ps
-		}
-		if u, ok := byName[host]; ok && provs[u].ParentUUID == nil {
-			return []string{u}
-		}
-		return nil
-	}
-	hostOfProvider := map[string]string{}
-	for _, h := range s.ComputeHosts {
-		for _, u := range providersOf(h) {
-			hostOfProvider[u] = h
+	for rc, n := range mp.Usages {
+		if n == 0 {
+			delete(mp.Usages, rc)
 		}
 	}
-	for _, a := range s.Aggregates {
+	if len(mp.Usages) == 0 {
+		mp.Usages = nil
+	}
+	return mp
+}
+
+// indexHosts maps Nova hosts to root providers. A compute node's uuid is
+// its root provider's; without hypervisor rows fall back to the provider
+// named like the host, as Nova's own aggregate mirroring does.
+func (mp *mapper) indexHosts() {
+	for _, h := range mp.s.Hypervisors {
+		if _, ok := mp.provs[h.ID]; ok {
+			mp.hostProviders[h.ServiceHost] = append(mp.hostProviders[h.ServiceHost], h.ID)
+			mp.hvProvider[h.Name] = h.ID
+		}
+	}
+	for _, h := range mp.s.ComputeHosts {
+		for _, u := range mp.providersOf(h) {
+			mp.hostOfProvider[u] = h
+		}
+	}
+	for _, a := range mp.s.Aggregates {
 		for _, h := range a.Hosts {
-			for _, u := range providersOf(h) {
-				if _, ok := hostOfProvider[u]; !ok {
-					hostOfProvider[u] = h
+			for _, u := range mp.providersOf(h) {
+				if _, ok := mp.hostOfProvider[u]; !ok {
+					mp.hostOfProvider[u] = h
 				}
 			}
 		}
 	}
+}
 
+// providersOf is the root providers of a Nova host.
+func (mp *mapper) providersOf(host string) []string {
+	if ps := mp.hostProviders[host]; len(ps) > 0 {
+		return ps
+	}
+	if u, ok := mp.byName[host]; ok && mp.provs[u].ParentUUID == nil {
+		return []string{u}
+	}
+	return nil
+}
+
+// aggregates maps Nova's aggregates (with Placement's members of the same
+// uuid), then the aggregates only Placement knows.
+func (mp *mapper) aggregates() {
 	// Placement's memberships, by aggregate uuid.
 	placementMembers := map[string][]string{}
-	for _, u := range uuids {
-		for _, ag := range provs[u].Aggregates {
+	for _, u := range mp.uuids {
+		for _, ag := range mp.provs[u].Aggregates {
 			placementMembers[ag] = append(placementMembers[ag], u)
 		}
 	}
 	novaUUIDs := map[string]bool{}
 	names := map[string]bool{}
-	for _, a := range s.Aggregates {
+	for _, a := range mp.s.Aggregates {
 		novaUUIDs[a.UUID] = true
 		names[a.Name] = true
-		ag := models.Aggregate{ID: a.ID, UUID: a.UUID, Name: a.Name, Metadata: maps.Clone(a.Metadata)}
-		if a.AvailabilityZone != nil && *a.AvailabilityZone != "" {
-			z := *a.AvailabilityZone
-			ag.AvailabilityZone = &z
-		}
-		if ag.Metadata == nil {
-			ag.Metadata = map[string]string{}
-		}
-		members := map[string]bool{}
-		inPlacement := map[string]bool{}
-		for _, u := range placementMembers[a.UUID] {
-			members[u] = true
-			inPlacement[u] = true
-		}
-		novaRoots := map[string]bool{}
-		for _, h := range a.Hosts {
-			ps := providersOf(h)
-			if len(ps) == 0 {
-				m.Disagreements = append(m.Disagreements, Disagreement{Aggregate: a.Name, AggregateUUID: a.UUID, Host: h, InNova: true,
-					Message: fmt.Sprintf("host %s is in nova aggregate %s but has no resource provider in placement: member_of will not see it", h, a.Name)})
-				continue
-			}
-			for _, u := range ps {
-				members[u] = true
-				novaRoots[u] = true
-				if !inPlacement[u] {
-					m.Disagreements = append(m.Disagreements, Disagreement{Aggregate: a.Name, AggregateUUID: a.UUID, Host: h, Provider: u, InNova: true,
-						Message: fmt.Sprintf("host %s is in nova aggregate %s but its provider %s is not in placement aggregate %s: member_of will not see it", h, a.Name, provs[u].Name, a.UUID)})
-				}
-			}
-		}
-		for _, u := range placementMembers[a.UUID] {
-			p := provs[u]
-			// Only compute hosts can disagree: a sharing provider or a
-			// child in a Placement aggregate is Placement's business.
-			h, isHost := hostOfProvider[u]
-			if !isHost || p.ParentUUID != nil || novaRoots[u] {
-				continue
-			}
-			m.Disagreements = append(m.Disagreements, Disagreement{Aggregate: a.Name, AggregateUUID: a.UUID, Host: h, Provider: u,
-				Message: fmt.Sprintf("provider %s is in placement aggregate %s but host %s is not in nova aggregate %s: member_of sees it, nova's aggregate filters do not", p.Name, a.UUID, h, a.Name)})
-		}
-		ag.Members = append([]string{}, slices.Sorted(maps.Keys(members))...) // none is an empty list, not "keep"
-		w.Aggregates = append(w.Aggregates, ag)
+		mp.m.World.Aggregates = append(mp.m.World.Aggregates, mp.novaAggregate(a, placementMembers[a.UUID]))
 	}
 	// Aggregates only Placement knows (sharing providers' usually) keep
 	// their uuid as their name.
@@ -161,33 +157,94 @@ func Map(s *Snapshot) *Mapped {
 			name += "+"
 		}
 		names[name] = true
-		w.Aggregates = append(w.Aggregates, models.Aggregate{UUID: ag, Name: name, Metadata: map[string]string{}, Members: slices.Clone(placementMembers[ag])})
+		mp.m.World.Aggregates = append(mp.m.World.Aggregates, models.Aggregate{UUID: ag, Name: name, Metadata: map[string]string{}, Members: slices.Clone(placementMembers[ag])})
 	}
+}
 
-	for _, f := range s.Flavors {
+// novaAggregate maps one Nova aggregate whose Placement members are
+// inPlacementList, noting where the two disagree.
+func (mp *mapper) novaAggregate(a NovaAggregate, inPlacementList []string) models.Aggregate {
+	ag := models.Aggregate{ID: a.ID, UUID: a.UUID, Name: a.Name, Metadata: maps.Clone(a.Metadata)}
+	if a.AvailabilityZone != nil && *a.AvailabilityZone != "" {
+		z := *a.AvailabilityZone
+		ag.AvailabilityZone = &z
+	}
+	if ag.Metadata == nil {
+		ag.Metadata = map[string]string{}
+	}
+	members := map[string]bool{}
+	inPlacement := map[string]bool{}
+	for _, u := range inPlacementList {
+		members[u] = true
+		inPlacement[u] = true
+	}
+	novaRoots := map[string]bool{}
+	for _, h := range a.Hosts {
+		ps := mp.providersOf(h)
+		if len(ps) == 0 {
+			mp.m.Disagreements = append(mp.m.Disagreements, Disagreement{Aggregate: a.Name, AggregateUUID: a.UUID, Host: h, InNova: true,
+				Message: fmt.Sprintf("host %s is in nova aggregate %s but has no resource provider in placement: member_of will not see it", h, a.Name)})
+			continue
+		}
+		for _, u := range ps {
+			members[u] = true
+			novaRoots[u] = true
+			if !inPlacement[u] {
+				mp.m.Disagreements = append(mp.m.Disagreements, Disagreement{Aggregate: a.Name, AggregateUUID: a.UUID, Host: h, Provider: u, InNova: true,
+					Message: fmt.Sprintf("host %s is in nova aggregate %s but its provider %s is not in placement aggregate %s: member_of will not see it", h, a.Name, mp.provs[u].Name, a.UUID)})
+			}
+		}
+	}
+	for _, u := range inPlacementList {
+		p := mp.provs[u]
+		// Only compute hosts can disagree: a sharing provider or a
+		// child in a Placement aggregate is Placement's business.
+		h, isHost := mp.hostOfProvider[u]
+		if !isHost || p.ParentUUID != nil || novaRoots[u] {
+			continue
+		}
+		mp.m.Disagreements = append(mp.m.Disagreements, Disagreement{Aggregate: a.Name, AggregateUUID: a.UUID, Host: h, Provider: u,
+			Message: fmt.Sprintf("provider %s is in placement aggregate %s but host %s is not in nova aggregate %s: member_of sees it, nova's aggregate filters do not", p.Name, a.UUID, h, a.Name)})
+	}
+	ag.Members = append([]string{}, slices.Sorted(maps.Keys(members))...) // none is an empty list, not "keep"
+	return ag
+}
+
+func (mp *mapper) flavors() {
+	for _, f := range mp.s.Flavors {
 		mf := models.Flavor{ID: f.ID, Name: f.Name, VCPUs: f.VCPUs, RAMMB: f.RAM, DiskGB: f.Disk, ExtraSpecs: maps.Clone(f.ExtraSpecs)}
 		if !f.IsPublic {
 			mf.Private, mf.Projects = true, slices.Clone(f.Projects)
 		}
-		w.Flavors = append(w.Flavors, mf)
+		mp.m.World.Flavors = append(mp.m.World.Flavors, mf)
 	}
+}
 
-	servers := map[string]bool{}
-	for _, sv := range s.Servers {
+// servers maps Nova's servers, each on the host of its hypervisor.
+func (mp *mapper) servers() {
+	for _, sv := range mp.s.Servers {
 		host := ""
 		if sv.Host != "" {
-			if u, ok := hvProvider[sv.HypervisorHostname]; ok {
-				host = provs[u].Name
-			} else if ps := providersOf(sv.Host); len(ps) == 1 {
-				host = provs[ps[0]].Name
+			if u, ok := mp.hvProvider[sv.HypervisorHostname]; ok {
+				host = mp.provs[u].Name
+			} else if ps := mp.providersOf(sv.Host); len(ps) == 1 {
+				host = mp.provs[ps[0]].Name
 			} else {
-				m.Warnings = append(m.Warnings, fmt.Sprintf("server %s (%s) is on host %s, which has no resource provider: kept without a host", sv.Name, sv.ID, sv.Host))
+				mp.m.Warnings = append(mp.m.Warnings, fmt.Sprintf("server %s (%s) is on host %s, which has no resource provider: kept without a host", sv.Name, sv.ID, sv.Host))
 			}
 		}
-		servers[sv.ID] = true
-		w.Servers = append(w.Servers, models.Server{UUID: sv.ID, Name: sv.Name, ProjectID: sv.ProjectID, UserID: sv.UserID, Host: host})
+		mp.m.World.Servers = append(mp.m.World.Servers, models.Server{UUID: sv.ID, Name: sv.Name, ProjectID: sv.ProjectID, UserID: sv.UserID, Host: host})
 	}
-	for _, g := range s.ServerGroups {
+}
+
+// serverGroups maps Nova's server groups; members Nova did not list as
+// servers are left out with a warning.
+func (mp *mapper) serverGroups() {
+	servers := map[string]bool{}
+	for _, sv := range mp.s.Servers {
+		servers[sv.ID] = true
+	}
+	for _, g := range mp.s.ServerGroups {
 		sg := models.ServerGroup{UUID: g.ID, Name: g.Name, ProjectID: g.ProjectID, UserID: g.UserID, Policy: g.Policy, Rules: maps.Clone(g.Rules)}
 		if sg.Rules == nil {
 			sg.Rules = map[string]int{}
@@ -196,31 +253,34 @@ func Map(s *Snapshot) *Mapped {
 			if servers[id] {
 				sg.Members = append(sg.Members, id)
 			} else {
-				m.Warnings = append(m.Warnings, fmt.Sprintf("server group %s lists server %s, which nova did not list: left out", g.Name, id))
+				mp.m.Warnings = append(mp.m.Warnings, fmt.Sprintf("server group %s lists server %s, which nova did not list: left out", g.Name, id))
 			}
 		}
 		if sg.Members == nil {
 			sg.Members = []string{}
 		}
-		w.ServerGroups = append(w.ServerGroups, sg)
+		mp.m.World.ServerGroups = append(mp.m.World.ServerGroups, sg)
 	}
-	// Consumers: owner, generation and type as Placement tells them (read
-	// per consumer from 1.28 on); below that, a server's project and user
-	// come from Nova.
+}
+
+// consumers: owner, generation and type as Placement tells them (read per
+// consumer from 1.28 on); below that, a server's project and user come
+// from Nova.
+func (mp *mapper) consumers() {
 	owner := map[string]NovaServer{}
-	for _, sv := range s.Servers {
+	for _, sv := range mp.s.Servers {
 		owner[sv.ID] = sv
 	}
 	consumers := map[string]*models.Consumer{}
-	for _, u := range uuids {
-		for cu, byRC := range provs[u].Allocations {
+	for _, u := range mp.uuids {
+		for cu, byRC := range mp.provs[u].Allocations {
 			c := consumers[cu]
 			if c == nil {
-				c = &models.Consumer{UUID: cu, Generation: provs[u].ConsumerGenerations[cu]}
+				c = &models.Consumer{UUID: cu, Generation: mp.provs[u].ConsumerGenerations[cu]}
 				if sv, ok := owner[cu]; ok {
 					c.ProjectID, c.UserID = sv.ProjectID, sv.UserID
 				}
-				if pc := s.Placement.Consumers[cu]; pc != nil && pc.ProjectID != "" {
+				if pc := mp.s.Placement.Consumers[cu]; pc != nil && pc.ProjectID != "" {
 					c.ProjectID, c.UserID, c.Generation, c.ConsumerType = pc.ProjectID, pc.UserID, pc.Generation, pc.Type
 				}
 				consumers[cu] = c
@@ -231,14 +291,16 @@ func Map(s *Snapshot) *Mapped {
 		}
 	}
 	for _, cu := range slices.Sorted(maps.Keys(consumers)) {
-		m.Consumers = append(m.Consumers, *consumers[cu])
+		mp.m.Consumers = append(mp.m.Consumers, *consumers[cu])
 	}
-	for _, p := range slices.Sorted(maps.Keys(s.Quotas)) {
+}
+
+func (mp *mapper) quotas() {
+	for _, p := range slices.Sorted(maps.Keys(mp.s.Quotas)) {
 		for _, r := range []string{models.QuotaServerGroups, models.QuotaServerGroupMembers} {
-			if n, ok := s.Quotas[p][r]; ok {
-				m.Quotas = append(m.Quotas, models.Quota{ProjectID: p, Resource: r, Limit: n})
+			if n, ok := mp.s.Quotas[p][r]; ok {
+				mp.m.Quotas = append(mp.m.Quotas, models.Quota{ProjectID: p, Resource: r, Limit: n})
 			}
 		}
 	}
-	return m
 }

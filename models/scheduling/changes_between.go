@@ -20,8 +20,21 @@ func ChangesBetween(a, b *models.World) []Change {
 	}
 	// New providers first (aggregates may take them in), deleted ones last.
 	out, lastChanges := providerChangesBetween(a, b, provsA)
-	// Aggregates: deleted ones lose their members first, new ones are
-	// created with their zone and metadata and then get their members.
+	out = append(out, aggregateChangesBetween(a, b)...)
+	out = append(out, flavorChangesBetween(a, b)...)
+	out = append(out, serverGroupChangesBetween(a, b)...)
+	out = append(out, providerContentChangesBetween(b, provsA)...)
+	if o := SettingsOverrideBetween(a.Settings, b.Settings); o != nil {
+		out = append(out, Change{Op: OpSetSettings, Settings: o})
+	}
+	out = append(out, consumerChangesBetween(a, b)...)
+	return append(out, lastChanges...)
+}
+
+// aggregateChangesBetween: deleted aggregates lose their members first, new
+// ones are created with their zone and metadata and then get their members.
+func aggregateChangesBetween(a, b *models.World) []Change {
+	var out []Change
 	inB := map[string]*models.Aggregate{}
 	for i := range b.Aggregates {
 		inB[b.Aggregates[i].UUID] = &b.Aggregates[i]
@@ -41,52 +54,69 @@ func ChangesBetween(a, b *models.World) []Change {
 		y := &b.Aggregates[i]
 		x, ok := inA[y.UUID]
 		if !ok {
-			var az *string
-			if y.AvailabilityZone != nil {
-				v := *y.AvailabilityZone
-				az = &v
-			}
-			out = append(out, Change{Op: OpCreateAggregate, Aggregate: y.Name, UUID: y.UUID, AvailabilityZone: az, Metadata: maps.Clone(y.Metadata)})
-			for _, m := range y.Members {
-				out = append(out, Change{Op: OpAddMember, Aggregate: y.UUID, Provider: m})
-			}
+			out = append(out, createdAggregate(y)...)
 			continue
 		}
-		if x.Name != y.Name {
-			out = append(out, Change{Op: OpRenameAggregate, Aggregate: y.UUID, Value: y.Name})
-		}
-		if az := zoneOf(y); zoneOf(x) != az {
-			out = append(out, Change{Op: OpSetZone, Aggregate: y.UUID, AvailabilityZone: &az})
-		}
-		// Nova's availability_zone key follows the zone (set_zone above).
-		for _, k := range slices.Sorted(maps.Keys(x.Metadata)) {
-			if _, ok := y.Metadata[k]; !ok && k != zoneKey {
-				out = append(out, Change{Op: OpUnsetMetadata, Aggregate: y.UUID, Key: k})
-			}
-		}
-		for _, k := range slices.Sorted(maps.Keys(y.Metadata)) {
-			if v, ok := x.Metadata[k]; (!ok || v != y.Metadata[k]) && k != zoneKey {
-				out = append(out, Change{Op: OpSetMetadata, Aggregate: y.UUID, Key: k, Value: y.Metadata[k]})
-			}
-		}
-		for _, m := range x.Members {
-			if !slices.Contains(y.Members, m) {
-				out = append(out, Change{Op: OpRemoveMember, Aggregate: y.UUID, Provider: m})
-			}
-		}
-		for _, m := range y.Members {
-			if !slices.Contains(x.Members, m) {
-				out = append(out, Change{Op: OpAddMember, Aggregate: y.UUID, Provider: m})
-			}
+		out = append(out, aggregateUpdate(x, y)...)
+	}
+	return out
+}
+
+// createdAggregate creates y with its zone and metadata, then adds its members.
+func createdAggregate(y *models.Aggregate) []Change {
+	var az *string
+	if y.AvailabilityZone != nil {
+		v := *y.AvailabilityZone
+		az = &v
+	}
+	out := []Change{{Op: OpCreateAggregate, Aggregate: y.Name, UUID: y.UUID, AvailabilityZone: az, Metadata: maps.Clone(y.Metadata)}}
+	for _, m := range y.Members {
+		out = append(out, Change{Op: OpAddMember, Aggregate: y.UUID, Provider: m})
+	}
+	return out
+}
+
+// aggregateUpdate turns aggregate x into y: name, zone, metadata, members.
+func aggregateUpdate(x, y *models.Aggregate) []Change {
+	var out []Change
+	if x.Name != y.Name {
+		out = append(out, Change{Op: OpRenameAggregate, Aggregate: y.UUID, Value: y.Name})
+	}
+	if az := zoneOf(y); zoneOf(x) != az {
+		out = append(out, Change{Op: OpSetZone, Aggregate: y.UUID, AvailabilityZone: &az})
+	}
+	// Nova's availability_zone key follows the zone (set_zone above).
+	for _, k := range slices.Sorted(maps.Keys(x.Metadata)) {
+		if _, ok := y.Metadata[k]; !ok && k != zoneKey {
+			out = append(out, Change{Op: OpUnsetMetadata, Aggregate: y.UUID, Key: k})
 		}
 	}
-	// Flavors: deleted ones first (their names are free then), then
-	// renames, sizes and extra specs, then new ones.
+	for _, k := range slices.Sorted(maps.Keys(y.Metadata)) {
+		if v, ok := x.Metadata[k]; (!ok || v != y.Metadata[k]) && k != zoneKey {
+			out = append(out, Change{Op: OpSetMetadata, Aggregate: y.UUID, Key: k, Value: y.Metadata[k]})
+		}
+	}
+	for _, m := range x.Members {
+		if !slices.Contains(y.Members, m) {
+			out = append(out, Change{Op: OpRemoveMember, Aggregate: y.UUID, Provider: m})
+		}
+	}
+	for _, m := range y.Members {
+		if !slices.Contains(x.Members, m) {
+			out = append(out, Change{Op: OpAddMember, Aggregate: y.UUID, Provider: m})
+		}
+	}
+	return out
+}
+
+// flavorChangesBetween: deleted flavors first (their names are free then),
+// then renames, sizes and extra specs, then new ones.
+func flavorChangesBetween(a, b *models.World) []Change {
 	flavorsA := map[string]*models.Flavor{}
 	for i := range a.Flavors {
 		flavorsA[a.Flavors[i].ID] = &a.Flavors[i]
 	}
-	out = append(out, deletedFlavors(a, b)...)
+	out := deletedFlavors(a, b)
 	var created []Change
 	for i := range b.Flavors {
 		y := &b.Flavors[i]
@@ -110,10 +140,14 @@ func ChangesBetween(a, b *models.World) []Change {
 			}
 		}
 	}
-	out = append(out, created...)
-	// Server groups: deleted ones first, then members leave, then join,
-	// then new groups (with their members): a server is in one group at a
-	// time, so one moving between groups must leave before it joins.
+	return append(out, created...)
+}
+
+// serverGroupChangesBetween: deleted groups first, then members leave, then
+// join, then new groups (with their members): a server is in one group at a
+// time, so one moving between groups must leave before it joins.
+func serverGroupChangesBetween(a, b *models.World) []Change {
+	var out []Change
 	groupsB := map[string]*models.ServerGroup{}
 	for i := range b.ServerGroups {
 		groupsB[b.ServerGroups[i].UUID] = &b.ServerGroups[i]
@@ -153,7 +187,13 @@ func ChangesBetween(a, b *models.World) []Change {
 				Policy: y.Policy, Rules: maps.Clone(y.Rules), Members: slices.Clone(y.Members)})
 		}
 	}
-	// Traits and inventories of the providers both worlds have.
+	return out
+}
+
+// providerContentChangesBetween: traits and inventories of the providers
+// both worlds have (provsA indexes world a's providers by UUID).
+func providerContentChangesBetween(b *models.World, provsA map[string]*models.Provider) []Change {
+	var out []Change
 	for i := range b.Providers {
 		y := &b.Providers[i]
 		x, ok := provsA[y.UUID]
@@ -182,11 +222,7 @@ func ChangesBetween(a, b *models.World) []Change {
 			}
 		}
 	}
-	if o := SettingsOverrideBetween(a.Settings, b.Settings); o != nil {
-		out = append(out, Change{Op: OpSetSettings, Settings: o})
-	}
-	out = append(out, consumerChangesBetween(a, b)...)
-	return append(out, lastChanges...)
+	return out
 }
 
 func zoneOf(a *models.Aggregate) string {

@@ -46,7 +46,8 @@ func (s *Store) ReplaceLiveState(ctx context.Context, a Actor, ls *LiveState) er
 	if err := checkIncoming(in); err != nil {
 		return models.Wrap(op, err)
 	}
-	return s.write(ctx, a, op, func(t *txn) error {
+	var counts map[string]int
+	err := s.write(ctx, a, op, func(t *txn) error {
 		cur, err := loadWorld(t.tx)
 		if err != nil {
 			return err
@@ -59,6 +60,21 @@ func (s *Store) ReplaceLiveState(ctx context.Context, a Actor, ls *LiveState) er
 		if err := validateWorld(merged); err != nil {
 			return err
 		}
+		// A sync that finds nothing new stores no revision: this
+		// transaction (and its step of the revision) is rolled back.
+		if same, err := liveStateUnchanged(t.tx, cur, merged, ls); err != nil {
+			return err
+		} else if same {
+			counts = worldCounts(merged)
+			counts["consumers"] = len(ls.Consumers)
+			return errUnchanged
+		}
+		before := worldCounts(cur)
+		var consumersBefore int64
+		if err := t.tx.Model(&models.Consumer{}).Count(&consumersBefore).Error; err != nil {
+			return err
+		}
+		before["consumers"] = int(consumersBefore)
 		// Allocations hold on to their providers: they go first and come
 		// back with the cloud's.
 		for _, table := range []string{"allocations", "consumers"} {
@@ -82,8 +98,7 @@ func (s *Store) ReplaceLiveState(ctx context.Context, a Actor, ls *LiveState) er
 				}
 			}
 		}
-		row := cloudStateRow{ID: 1, Placement: ls.Placement, UpdatedAt: t.now}
-		if err := t.tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&row).Error; err != nil {
+		if err := t.saveCloudState(ls.Placement); err != nil {
 			return err
 		}
 		if err := t.tx.Raw("SELECT revision FROM corral_revision WHERE id = 1").Scan(&ls.Record.Revision).Error; err != nil {
@@ -93,10 +108,26 @@ func (s *Store) ReplaceLiveState(ctx context.Context, a Actor, ls *LiveState) er
 		if err := t.tx.Create(&ls.Record).Error; err != nil {
 			return err
 		}
-		after := map[string]any{"counts": worldCounts(merged), "changed": ls.Record.ChangeCount, "consumers": len(ls.Consumers),
+		// The world's consumers are the sync's (loadWorld reads none).
+		counts := worldCounts(merged)
+		counts["consumers"] = len(ls.Consumers)
+		after := map[string]any{"counts": counts, "changed": ls.Record.ChangeCount, "consumers": len(ls.Consumers),
 			"requests": ls.Record.Requests, "providers_read": ls.Record.ProvidersRead, "quotas": len(ls.Quotas)}
-		return t.audit("sync", "world", "world", ls.Record.Connection, worldCounts(cur), after)
+		return t.audit("sync", "world", "world", ls.Record.Connection, before, after)
 	})
+	if errors.Is(err, errUnchanged) {
+		return s.recordUnchangedSync(ctx, a, ls, counts)
+	}
+	return err
+}
+
+// errUnchanged rolls back a sync's write that would change nothing.
+var errUnchanged = errors.New("live state unchanged")
+
+// saveCloudState keeps what a sync read of the cloud's own view.
+func (t *txn) saveCloudState(placement string) error {
+	row := cloudStateRow{ID: 1, Placement: placement, UpdatedAt: t.now}
+	return t.tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&row).Error
 }
 
 // insertConsumers stores consumers and their allocations in batches.

@@ -1,0 +1,215 @@
+package cloud
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// drift re-reads the objects the plan touches and compares them with what
+// the last sync read: any difference means the draft was made against a
+// cloud that is no longer there.
+func (c *Client) drift(ctx context.Context, plan *Plan) ([]string, error) {
+	out, err := c.aggregateDrift(ctx, plan)
+	if err != nil {
+		return nil, err
+	}
+	keptFlavors := map[string]NovaFlavor{}
+	for _, f := range plan.kept.Flavors {
+		keptFlavors[f.ID] = f
+	}
+	seen := map[string]bool{}
+	for _, s := range plan.Steps {
+		var found []string
+		switch s.Kind {
+		case "flavor_extra_specs", "flavor_unset_extra_spec":
+			id := strings.Split(strings.TrimPrefix(s.Path, "/flavors/"), "/")[0]
+			if seen["f"+id] {
+				continue
+			}
+			seen["f"+id] = true
+			found, err = c.extraSpecDrift(ctx, s, id, keptFlavors[id].ExtraSpecs)
+		case "provider_traits":
+			if seen["t"+s.Provider] {
+				continue
+			}
+			seen["t"+s.Provider] = true
+			found, err = c.traitDrift(ctx, plan, s)
+		case "placement_aggregates":
+			if seen[s.Provider] {
+				continue
+			}
+			seen[s.Provider] = true
+			found, err = c.placementAggregatesDrift(ctx, plan, s)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, found...)
+	}
+	return out, nil
+}
+
+// aggregateDrift compares the aggregates the plan touches, and the names
+// it creates, with Nova's now.
+func (c *Client) aggregateDrift(ctx context.Context, plan *Plan) ([]string, error) {
+	var out []string
+	var aggs struct {
+		Aggregates []NovaAggregate `json:"aggregates"`
+	}
+	if err := c.get(ctx, c.Compute, "os-aggregates", &aggs); err != nil {
+		return nil, err
+	}
+	now := map[string]NovaAggregate{}
+	names := map[string]bool{}
+	for _, a := range aggs.Aggregates {
+		now[a.UUID] = a
+		names[a.Name] = true
+	}
+	then := map[string]NovaAggregate{}
+	for _, a := range plan.kept.Aggregates {
+		then[a.UUID] = a
+	}
+	for _, u := range plan.touchedAggs {
+		old, known := then[u]
+		if !known {
+			continue // placement-only: checked through its providers
+		}
+		cur, ok := now[u]
+		if !ok {
+			out = append(out, fmt.Sprintf("aggregate %s: deleted in nova since the last sync", old.Name))
+			continue
+		}
+		out = append(out, oneAggregateDrift(old, cur)...)
+	}
+	for _, n := range plan.newNames {
+		if names[n] {
+			out = append(out, fmt.Sprintf("aggregate %s: created in nova since the last sync", n))
+		}
+	}
+	return out, nil
+}
+
+// oneAggregateDrift is what changed in one aggregate from old to cur:
+// name, zone, metadata, hosts.
+func oneAggregateDrift(old, cur NovaAggregate) []string {
+	var out []string
+	if cur.Name != old.Name {
+		out = append(out, fmt.Sprintf("aggregate %s: name is now %q", old.Name, cur.Name))
+	}
+	if z := strOr(cur.AvailabilityZone); z != strOr(old.AvailabilityZone) {
+		out = append(out, fmt.Sprintf("aggregate %s: availability_zone %q → %q", old.Name, strOr(old.AvailabilityZone), z))
+	}
+	for _, k := range slices.Sorted(maps.Keys(union(old.Metadata, cur.Metadata))) {
+		if k == "availability_zone" {
+			continue
+		}
+		ov, ook := old.Metadata[k]
+		nv, nok := cur.Metadata[k]
+		switch {
+		case ook && !nok:
+			out = append(out, fmt.Sprintf("aggregate %s: metadata %s was removed (was %q)", old.Name, k, ov))
+		case !ook && nok:
+			out = append(out, fmt.Sprintf("aggregate %s: metadata %s was added (%q)", old.Name, k, nv))
+		case ov != nv:
+			out = append(out, fmt.Sprintf("aggregate %s: metadata %s %q → %q", old.Name, k, ov, nv))
+		}
+	}
+	oh, nh := setOf(old.Hosts), setOf(cur.Hosts)
+	for _, h := range slices.Sorted(maps.Keys(nh)) {
+		if !oh[h] {
+			out = append(out, fmt.Sprintf("aggregate %s: host %s was added", old.Name, h))
+		}
+	}
+	for _, h := range slices.Sorted(maps.Keys(oh)) {
+		if !nh[h] {
+			out = append(out, fmt.Sprintf("aggregate %s: host %s was removed", old.Name, h))
+		}
+	}
+	return out
+}
+
+// extraSpecDrift compares flavor id's extra specs now with old.
+func (c *Client) extraSpecDrift(ctx context.Context, s Step, id string, old map[string]string) ([]string, error) {
+	var cur struct {
+		ExtraSpecs map[string]string `json:"extra_specs"`
+	}
+	if err := c.get(ctx, c.Compute, "flavors/"+id+"/os-extra_specs", &cur); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(union(old, cur.ExtraSpecs))) {
+		ov, ook := old[k]
+		nv, nok := cur.ExtraSpecs[k]
+		switch {
+		case ook && !nok:
+			out = append(out, fmt.Sprintf("flavor %s: extra spec %s was removed (was %q)", s.Aggregate, k, ov))
+		case !ook && nok:
+			out = append(out, fmt.Sprintf("flavor %s: extra spec %s was added (%q)", s.Aggregate, k, nv))
+		case ov != nv:
+			out = append(out, fmt.Sprintf("flavor %s: extra spec %s %q → %q", s.Aggregate, k, ov, nv))
+		}
+	}
+	return out, nil
+}
+
+// traitDrift compares the traits of the step's provider now with the
+// last sync's.
+func (c *Client) traitDrift(ctx context.Context, plan *Plan, s Step) ([]string, error) {
+	var cur struct {
+		Traits []string `json:"traits"`
+	}
+	if err := c.get(ctx, c.Placement, "resource_providers/"+s.Provider+"/traits", &cur); err != nil {
+		return nil, err
+	}
+	var old []string
+	if kp := plan.kept.Placement.Providers[s.Provider]; kp != nil {
+		old = kp.Traits
+	}
+	if a, b := sorted(old), sorted(cur.Traits); !slices.Equal(a, b) {
+		return []string{fmt.Sprintf("provider %s: traits [%s] → [%s]", s.ProviderName, strings.Join(a, " "), strings.Join(b, " "))}, nil
+	}
+	return nil, nil
+}
+
+// placementAggregatesDrift compares the Placement aggregates of the step's
+// provider now with the last sync's.
+func (c *Client) placementAggregatesDrift(ctx context.Context, plan *Plan, s Step) ([]string, error) {
+	var cur struct {
+		Aggregates []string `json:"aggregates"`
+	}
+	if err := c.get(ctx, c.Placement, "resource_providers/"+s.Provider+"/aggregates", &cur); err != nil {
+		return nil, err
+	}
+	var old []string
+	if kp := plan.kept.Placement.Providers[s.Provider]; kp != nil {
+		old = kp.Aggregates
+	}
+	a, b := slices.Clone(old), slices.Clone(cur.Aggregates)
+	slices.Sort(a)
+	slices.Sort(b)
+	if !slices.Equal(a, b) {
+		return []string{fmt.Sprintf("provider %s: placement aggregates [%s] → [%s]", s.ProviderName, strings.Join(a, " "), strings.Join(b, " "))}, nil
+	}
+	return nil, nil
+}
+
+func strOr(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func union(a, b map[string]string) map[string]bool {
+	m := map[string]bool{}
+	for k := range a {
+		m[k] = true
+	}
+	for k := range b {
+		m[k] = true
+	}
+	return m
+}

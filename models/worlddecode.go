@@ -283,8 +283,8 @@ func (dec *worldDecoder) serverGroups() error {
 			return err
 		}
 		groupUUIDs[u] = i
-		if err := checkGroupEntryPolicy(d, p); err != nil {
-			return err
+		if perr := checkGroupEntryPolicy(d, p); perr != nil {
+			return perr
 		}
 		dec.given.ServerGroups[i] = stringFields(d.Name, FieldName) | stringFields(d.ProjectID, FieldProjectID) |
 			stringFields(d.UserID, FieldUserID) | stringFields(d.Policy, FieldPolicy)

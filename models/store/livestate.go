@@ -109,9 +109,9 @@ func (s *Store) ReplaceLiveState(ctx context.Context, a Actor, ls *LiveState) er
 			return err
 		}
 		// The world's consumers are the sync's (loadWorld reads none).
-		counts := worldCounts(merged)
-		counts["consumers"] = len(ls.Consumers)
-		after := map[string]any{"counts": counts, "changed": ls.Record.ChangeCount, "consumers": len(ls.Consumers),
+		synced := worldCounts(merged)
+		synced["consumers"] = len(ls.Consumers)
+		after := map[string]any{"counts": synced, "changed": ls.Record.ChangeCount, "consumers": len(ls.Consumers),
 			"requests": ls.Record.Requests, "providers_read": ls.Record.ProvidersRead, "quotas": len(ls.Quotas)}
 		return t.audit("sync", "world", "world", ls.Record.Connection, before, after)
 	})

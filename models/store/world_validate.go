@@ -45,10 +45,10 @@ func validateWorld(w *models.World) error {
 	if err != nil {
 		return err
 	}
-	if err := validateWorldAggregates(w, provs); err != nil {
+	if err = validateWorldAggregates(w, provs); err != nil {
 		return err
 	}
-	if err := validateWorldFlavors(w); err != nil {
+	if err = validateWorldFlavors(w); err != nil {
 		return err
 	}
 	servers, err := validateWorldServers(w)

@@ -19,6 +19,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/forms"
 	"corral/models"
 	"corral/models/scheduling"
 	"corral/models/store"
@@ -106,7 +107,7 @@ func formGeneration(c echo.Context) (int64, error) {
 
 // conflictMessage is what a person reads when a save lost a race.
 func conflictMessage(err error) string {
-	if models.FieldOf(err) == "generation" {
+	if forms.Field(err) == "generation" {
 		return "Not saved: " + errMsg(err) + "."
 	}
 	return errMsg(err)
@@ -121,9 +122,10 @@ func errMsg(err error) string {
 	return err.Error()
 }
 
-// isStale reports whether err is a lost race (stale generation).
+// isStale reports whether err is a lost race (stale generation), found
+// by the handler or by the write path ("changes[0].generation").
 func isStale(err error) bool {
-	return models.KindOf(err) == models.Conflict && models.FieldOf(err) == "generation"
+	return models.KindOf(err) == models.Conflict && forms.Field(err) == "generation"
 }
 
 // userError reports whether err is the user's to fix (shown on the page)

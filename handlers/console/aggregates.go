@@ -379,8 +379,8 @@ func (h *Handler) AggregateUpdate(c echo.Context) error {
 	if len(read.Changes) == 0 {
 		return redirectFlash(c, handlers.FlashSuccess, "Nothing to save: name and zone are unchanged.", "/aggregates/"+agg.UUID)
 	}
-	// The generation is checked here until changes carry it to the
-	// applier.
+	// Checked here for the common case; the changes carry the generation
+	// too, so that the write refuses a save that went stale since.
 	err = forms.CheckGeneration("aggregate", agg.Name, gen, agg.Generation)
 	if err == nil {
 		_, err = h.apply(c, read.Changes)

@@ -12,13 +12,16 @@ package console
 
 import (
 	"errors"
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"corral/handlers"
+	"corral/handlers/forms"
 	"corral/models"
 	"corral/models/scheduling"
 	"corral/models/store"
@@ -106,7 +109,7 @@ func formGeneration(c echo.Context) (int64, error) {
 
 // conflictMessage is what a person reads when a save lost a race.
 func conflictMessage(err error) string {
-	if models.FieldOf(err) == "generation" {
+	if forms.Field(err) == "generation" {
 		return "Not saved: " + errMsg(err) + "."
 	}
 	return errMsg(err)
@@ -121,9 +124,10 @@ func errMsg(err error) string {
 	return err.Error()
 }
 
-// isStale reports whether err is a lost race (stale generation).
+// isStale reports whether err is a lost race (stale generation), found
+// by the handler or by the write path ("changes[0].generation").
 func isStale(err error) bool {
-	return models.KindOf(err) == models.Conflict && models.FieldOf(err) == "generation"
+	return models.KindOf(err) == models.Conflict && forms.Field(err) == "generation"
 }
 
 // userError reports whether err is the user's to fix (shown on the page)
@@ -154,6 +158,10 @@ func redirectFlash(c echo.Context, kind, msg, to string) error {
 // POST-only address. errs are the messages that second look cannot find
 // again (a concurrent edit, a taken name); they wait in the session for
 // that page. The CSRF token stays out of the URL.
+//
+// The address stays short (maxRetryQuery): values too long for it (a
+// pasted list of hundreds of hosts) are left out and the message says so,
+// and the kept messages are cut to fit the session cookie.
 func retryForm(c echo.Context, page, form string, errs map[string]string, anchor string) error {
 	params, _ := c.FormParams()
 	q := url.Values{}
@@ -164,8 +172,69 @@ func retryForm(c echo.Context, page, form string, errs map[string]string, anchor
 		q[k] = v
 	}
 	q.Set("retry", form)
-	handlers.KeepFormErrors(c, form, errs)
+	kept := map[string]string{}
+	for k, v := range errs {
+		kept[k] = shorten(v, maxKeptMessage)
+	}
+	if dropped := fitQuery(q, maxRetryQuery); dropped > 0 {
+		note := fmt.Sprintf("What you pasted (%s) was too long to bring back here: paste it again.", sizeOf(dropped))
+		if kept[""] != "" {
+			note = kept[""] + " " + note
+		}
+		kept[""] = note
+	}
+	handlers.KeepFormErrors(c, form, kept)
 	return handlers.SeeOther(c, page+"?"+q.Encode()+anchor)
+}
+
+// maxRetryQuery bounds the query of a retry address, well under what
+// browsers, proxies and servers accept; maxKeptMessage bounds each kept
+// message, so that all of them fit the session cookie.
+const (
+	maxRetryQuery  = 1500
+	maxKeptMessage = 300
+)
+
+// fitQuery leaves out of q its longest fields until it encodes to at most
+// limit bytes, and says how many bytes of values it left out.
+func fitQuery(q url.Values, limit int) int {
+	dropped := 0
+	for len(q.Encode()) > limit {
+		longest, size := "", -1
+		for k, v := range q {
+			if n := len(url.Values{k: v}.Encode()); k != "retry" && n > size {
+				longest, size = k, n
+			}
+		}
+		if longest == "" {
+			break
+		}
+		for _, v := range q[longest] {
+			dropped += len(v)
+		}
+		q.Del(longest)
+	}
+	return dropped
+}
+
+// sizeOf words a size in bytes for people.
+func sizeOf(n int) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%d KB", (n+1023)/1024)
+}
+
+// shorten cuts s to at most n bytes, at a rune boundary, marking the cut.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // retrying reports whether this GET re-shows the refused form named form

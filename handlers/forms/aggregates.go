@@ -119,7 +119,7 @@ func AggregateUpdate(form url.Values, agg *models.Aggregate, snap *scheduling.Sn
 	if name != agg.Name && name != "" {
 		r.add(scheduling.Change{Op: scheduling.OpRenameAggregate, Aggregate: ref, Value: name})
 	}
-	return r
+	return r.stamped(form)
 }
 
 // TypedKey reports whether a metadata key is edited by a typed field of
@@ -171,7 +171,7 @@ func Metadata(form url.Values, agg *models.Aggregate, snap *scheduling.Snapshot)
 	}
 	r.Problems = append(probs, EditorProblems(md, st)...)
 	r.Changes = metadataChanges(aggRef(snap, agg), agg.Metadata, md)
-	return r
+	return r.stamped(form)
 }
 
 // metadataChanges turns cur into next, key by key.
@@ -254,7 +254,7 @@ func Tenants(form url.Values, agg *models.Aggregate, snap *scheduling.Snapshot, 
 		}
 		r.add(scheduling.Change{Op: scheduling.OpAddTenant, Aggregate: ref, Project: p})
 	}
-	return r
+	return r.stamped(form)
 }
 
 // Reservations reads the reservation field of agg: add or remove one
@@ -270,7 +270,7 @@ func Reservations(form url.Values, agg *models.Aggregate, snap *scheduling.Snaps
 			return r
 		}
 		r.add(scheduling.Change{Op: scheduling.OpRemoveReservation, Aggregate: ref, Reservation: id})
-		return r
+		return r.stamped(form)
 	}
 	if prefix == "" {
 		r.refuse("reservation", "Reservation tags are off: set a required-member prefix in Settings first.")
@@ -285,7 +285,7 @@ func Reservations(form url.Values, agg *models.Aggregate, snap *scheduling.Snaps
 		return r
 	}
 	r.add(scheduling.Change{Op: scheduling.OpAddReservation, Aggregate: ref, Reservation: id})
-	return r
+	return r.stamped(form)
 }
 
 // MemberRefs are the providers the members form names: the ticked ones,
@@ -324,7 +324,7 @@ func MembersAdd(form url.Values, agg *models.Aggregate, snap *scheduling.Snapsho
 		r.refuse("", "No such provider: "+strings.Join(missing, ", ")+". Nothing was added.")
 		r.Changes, r.Skipped = nil, nil
 	}
-	return r
+	return r.stamped(form)
 }
 
 // MembersRemove reads the member list's removal of the ticked members of
@@ -348,7 +348,7 @@ func MembersRemove(form url.Values, agg *models.Aggregate, snap *scheduling.Snap
 			r.Skipped = append(r.Skipped, u)
 		}
 	}
-	return r
+	return r.stamped(form)
 }
 
 // AggregateDelete reads the delete confirmation of agg. Like Nova, it is

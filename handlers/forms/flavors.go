@@ -58,7 +58,7 @@ func Flavor(form url.Values, f *models.Flavor, st models.Settings) Read {
 	if up.Value != "" || up.Size != nil {
 		r.add(up)
 	}
-	return r
+	return r.stamped(form)
 }
 
 // FlavorDelete reads the delete confirmation of flavor f.

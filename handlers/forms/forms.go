@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -97,6 +98,29 @@ func (r *Read) refuse(field, msg string) {
 }
 
 func (r *Read) add(c scheduling.Change) { r.Changes = append(r.Changes, c) }
+
+// TypedOn is the generation of the edited object a form was rendered from
+// (its "generation" field), nil when the form has none or a malformed one.
+func TypedOn(form url.Values) *int64 {
+	g, err := strconv.ParseInt(strings.TrimSpace(form.Get("generation")), 10, 64)
+	if err != nil || g < 0 {
+		return nil
+	}
+	return &g
+}
+
+// stamped puts the generation the form was typed on onto every change,
+// which all name the edited object: the write path refuses them, in the
+// transaction that would apply them, once someone else saved in between.
+func (r *Read) stamped(form url.Values) Read {
+	if gen := TypedOn(form); gen != nil {
+		for i := range r.Changes {
+			g := *gen
+			r.Changes[i].Generation = &g
+		}
+	}
+	return *r
+}
 
 // SplitList splits what people paste: names or uuids separated by spaces,
 // commas, semicolons, tabs or new lines; duplicates are dropped, order

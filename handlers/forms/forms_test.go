@@ -82,3 +82,42 @@ func TestFlavorReadsBadNumbersAsRefusals(t *testing.T) {
 		t.Errorf("rename and resize: %+v", r)
 	}
 }
+
+// Every reader that edits an object puts the generation its form was
+// typed on onto the changes, so that the write path refuses a stale save
+// in the transaction that would apply it.
+func TestReadersCarryTheFormsGeneration(t *testing.T) {
+	snap := smallWorld(t)
+	w := snap.World()
+	agg, _ := snap.Aggregate("aggA")
+	cn2, _ := snap.Provider("cn2")
+	fl, _ := snap.Flavor("m1")
+	g := &models.ServerGroup{UUID: models.NewUUID(), Name: "g1", ProjectID: "p1", Members: []string{"s1"}}
+	with := func(v url.Values) url.Values { v.Set("generation", "7"); return v }
+	reads := map[string]forms.Read{
+		"zone":         forms.AggregateUpdate(with(url.Values{"name": {"aggB"}}), agg, snap),
+		"metadata":     forms.Metadata(with(url.Values{"key": {"colour"}, "value": {"red"}}), agg, snap),
+		"tenants":      forms.Tenants(with(url.Values{"project": {"p1"}}), agg, snap, false),
+		"members":      forms.MembersAdd(with(url.Values{"bulk": {"cn2"}}), agg, snap),
+		"members-rm":   forms.MembersRemove(with(url.Values{"provider": {"cn1"}}), agg, snap),
+		"flavor":       forms.Flavor(with(url.Values{"key": {"hw:cpu_policy"}, "value": {"dedicated"}}), fl, w.Settings),
+		"traits":       forms.Traits(with(url.Values{"traits": {"CUSTOM_X"}}), cn2),
+		"group-remove": forms.GroupMembersRemove(with(url.Values{"server": {"s1"}}), g),
+	}
+	for name, r := range reads {
+		if r.Refused() || len(r.Changes) == 0 {
+			t.Errorf("%s: refused or empty: %+v", name, r)
+			continue
+		}
+		for i, c := range r.Changes {
+			if c.Generation == nil || *c.Generation != 7 {
+				t.Errorf("%s: change %d (%s) carries generation %v, want 7", name, i, c.Op, c.Generation)
+			}
+		}
+	}
+	// A form without its generation (a preview of a form typed from
+	// scratch) names none.
+	if r := forms.MembersAdd(url.Values{"bulk": {"cn2"}}, agg, snap); len(r.Changes) != 1 || r.Changes[0].Generation != nil {
+		t.Errorf("no generation in the form: %+v", r.Changes)
+	}
+}

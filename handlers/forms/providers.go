@@ -46,7 +46,7 @@ func Traits(form url.Values, p *models.Provider) Read {
 			r.add(scheduling.Change{Op: scheduling.OpAddTrait, Provider: p.UUID, Trait: t})
 		}
 	}
-	return r
+	return r.stamped(form)
 }
 
 // Inventory reads the provider page's inventory row: set one resource
@@ -84,7 +84,7 @@ func Inventory(form url.Values, p *models.Provider) Read {
 	if cur, ok := p.Inventories[rc]; !ok || cur != inv {
 		r.add(scheduling.Change{Op: scheduling.OpSetInventory, Provider: p.UUID, ResourceClass: rc, Inventory: &inv})
 	}
-	return r
+	return r.stamped(form)
 }
 
 func orDefault(s, d string) string {

@@ -116,7 +116,7 @@ func GroupMembersAdd(form url.Values, g *models.ServerGroup, w *models.World) Re
 		}
 		r.add(scheduling.Change{Op: scheduling.OpAddGroupMember, ServerGroup: g.UUID, Server: s.UUID})
 	}
-	return r
+	return r.stamped(form)
 }
 
 // GroupMembersRemove reads the ticked members of g to remove; ticked
@@ -135,7 +135,7 @@ func GroupMembersRemove(form url.Values, g *models.ServerGroup) Read {
 			r.Skipped = append(r.Skipped, u)
 		}
 	}
-	return r
+	return r.stamped(form)
 }
 
 // GroupDelete reads the delete confirmation of g; its servers stay.

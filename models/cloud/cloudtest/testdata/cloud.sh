@@ -113,7 +113,9 @@ echo $! >"$DIR/nova.pid"
 
 wait_for() { # name url pidfile log
   for _ in $(seq 1 300); do
-    if "$PY" -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" "$2" >/dev/null 2>&1; then return 0; fi
+    # The answer must be the service's own version document: another
+    # server that took the port first would answer too.
+    if "$PY" -c "import urllib.request,sys; sys.exit(b'\"versions\"' not in urllib.request.urlopen(sys.argv[1], timeout=2).read())" "$2" >/dev/null 2>&1; then return 0; fi
     kill -0 "$(cat "$3")" 2>/dev/null || { echo "$1 died:" >&2; tail -30 "$4" >&2; exit 1; }
     sleep 0.1
   done

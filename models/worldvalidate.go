@@ -206,9 +206,18 @@ func CheckProvider(p *Provider) error {
 	return nil
 }
 
+// MaxAggregateMetadataKeys bounds the metadata keys of one aggregate.
+// Nova's API schema sets no count (only 255 characters a key and a value),
+// but every key is kept, compared and sent on each preview, so corral
+// refuses an aggregate past a thousand keys, far above any real use.
+const MaxAggregateMetadataKeys = 1000
+
 // CheckAggregate checks the fields of an aggregate a person types.
 func CheckAggregate(a *Aggregate) error {
 	if err := checkName(a.Name, 255, "an aggregate"); err != nil {
+		return err
+	}
+	if err := CheckMetadataCount(a.Name, len(a.Metadata)); err != nil {
 		return err
 	}
 	for k, v := range a.Metadata {
@@ -301,6 +310,15 @@ func checkConsumers(cs []Consumer) error {
 				return E(Invalid, at+".resources", "class %q: an amount is at least 1, got %d", a.ResourceClass, a.Used)
 			}
 		}
+	}
+	return nil
+}
+
+// CheckMetadataCount refuses an aggregate with more than
+// MaxAggregateMetadataKeys metadata keys.
+func CheckMetadataCount(aggregate string, keys int) *Error {
+	if keys > MaxAggregateMetadataKeys {
+		return E(Invalid, "metadata", "aggregate %s would have %d metadata keys; at most %d are allowed", aggregate, keys, MaxAggregateMetadataKeys)
 	}
 	return nil
 }

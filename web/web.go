@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -362,6 +363,12 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 		LogLatency:  true,
 		LogError:    true,
 		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			disconnected := v.Status >= 500 && errors.Is(c.Request().Context().Err(), context.Canceled)
+			if disconnected {
+				// The client went away and nobody read the answer: not a
+				// server fault, so logged as nginx's 499 at Info.
+				v.Status = statusClientClosedRequest
+			}
 			level := requestLevel(v.Method, v.URIPath, v.Status)
 			if !log.Enabled(c.Request().Context(), level) {
 				return nil
@@ -379,6 +386,9 @@ func requestLog(log *slog.Logger) echo.MiddlewareFunc {
 			}
 			if v.Status >= 500 && v.Error != nil {
 				attrs = append(attrs, slog.String("err", models.Detail(v.Error)))
+			}
+			if disconnected {
+				attrs = append(attrs, slog.String("err", "the client disconnected before the answer"))
 			}
 			log.LogAttrs(c.Request().Context(), level, "request", attrs...)
 			return nil
@@ -404,6 +414,10 @@ func requestIDs() func() string {
 		return string(b[:])
 	}
 }
+
+// statusClientClosedRequest is the status logged for a request whose
+// client disconnected (nginx's 499); it is never sent.
+const statusClientClosedRequest = 499
 
 // requestLevel is the level a request is logged at: server errors at
 // Error; every change and every refusal at Info; successful reads, which

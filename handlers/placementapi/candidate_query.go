@@ -315,7 +315,13 @@ func parseRequestGroups(q *placement.CandidateQuery, params []queryParam, vals m
 			continue
 		}
 		prefix, suffix := m[1], m[2]
-		for _, val := range p.values {
+		values := p.values
+		if prefix == "member_of" || prefix == "required" {
+			// These read every value of the key at once: parsing them once
+			// per value made a repeated key cost quadratic time.
+			values = values[:min(len(values), 1)]
+		}
+		for _, val := range values {
 			g := group(suffix)
 			if e := parseGroupValue(g, prefix, p.key, val, vals, v, groups.hasRequired); e != nil {
 				return groups, e

@@ -18,12 +18,25 @@ type queryParam struct {
 	values []string
 }
 
+// MaxRepeatedParam bounds how often one query parameter may be repeated.
+// Placement sets no bound of its own; Nova repeats member_of and required
+// once per filter, a handful of times, so a thousand is generous while
+// keeping a hostile query's cost small (Go's own parser stops at 10,000
+// parameters in all).
+const MaxRepeatedParam = 1000
+
 // orderedQuery parses a raw query keeping the order in which keys first
 // appear, as dict(req.GET) does; the values it quotes come in that order.
 func orderedQuery(raw string) ([]queryParam, url.Values, *Error) {
 	vals, err := url.ParseQuery(raw)
 	if err != nil {
 		return nil, nil, badRequest("Invalid query string parameters: " + err.Error())
+	}
+	for k, vs := range vals {
+		if len(vs) > MaxRepeatedParam {
+			return nil, nil, badRequest(fmt.Sprintf(
+				"Invalid query string parameters: '%s' may be repeated at most %d times; got %d", k, MaxRepeatedParam, len(vs)))
+		}
 	}
 	var out []queryParam
 	seen := map[string]bool{}

@@ -249,6 +249,12 @@ func applyChange(w *models.World, provs map[string]*models.Provider, c Change, a
 		if c.Key == "" {
 			return models.E(models.Invalid, at+".key", "set_metadata needs a key")
 		}
+		if _, ok := agg.Metadata[c.Key]; !ok {
+			if err := models.CheckMetadataCount(agg.Name, len(agg.Metadata)+1); err != nil {
+				err.Field = at + ".key"
+				return err
+			}
+		}
 		agg.Metadata[c.Key] = c.Value
 		if c.Key == "availability_zone" {
 			syncZone(agg, false)
@@ -267,6 +273,10 @@ func applyChange(w *models.World, provs map[string]*models.Provider, c Change, a
 			return err
 		}
 		if !slices.Contains(TenantTags(agg.Metadata), c.Project) {
+			if err := models.CheckMetadataCount(agg.Name, len(agg.Metadata)+1); err != nil {
+				err.Field = at + ".project"
+				return err
+			}
 			agg.Metadata = AddTenantTag(agg.Metadata, c.Project)
 		}
 	case OpRemoveTenant:
@@ -313,6 +323,10 @@ func createAggregate(w *models.World, c Change, at string) error {
 		u = models.NewUUID()
 	} else if !models.ValidUUID(u) || findAggregate(w, u) >= 0 {
 		return models.E(models.Invalid, at+".uuid", "%q is not a free UUID", u)
+	}
+	if err := models.CheckMetadataCount(c.Aggregate, len(c.Metadata)); err != nil {
+		err.Field = at + ".metadata"
+		return err
 	}
 	var id int64
 	for _, a := range w.Aggregates {

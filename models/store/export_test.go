@@ -110,3 +110,6 @@ func SetRevisionRecheck(d time.Duration) func() {
 	revisionRecheck = d
 	return func() { revisionRecheck = old }
 }
+
+// MapErr is mapErr, for tests of the driver errors no test can provoke.
+func MapErr(op string, err error) error { return mapErr(op, err) }

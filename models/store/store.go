@@ -508,6 +508,9 @@ func mapErr(op string, err error) error {
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return &models.Error{Op: op, Kind: models.NotFound, Msg: "not found", Err: err}
 	}
+	if outOfSpace(err) {
+		return &models.Error{Op: op, Kind: models.Unavailable, Msg: "the database is out of disk space; nothing was changed — free space on its disk, then try again", Err: err}
+	}
 	if unavailable(err) {
 		return &models.Error{Op: op, Kind: models.Unavailable, Msg: "the database is unavailable or busy; try again in a moment", Err: err}
 	}
@@ -577,6 +580,18 @@ func unavailable(err error) bool {
 	}
 	msg := err.Error()
 	return strings.Contains(msg, "conn closed") || strings.Contains(msg, "failed to connect") || strings.Contains(msg, "connection reset")
+}
+
+// outOfSpace reports a database that cannot grow: SQLite's SQLITE_FULL
+// ("database or disk is full") and PostgreSQL's disk_full (53100, which
+// "could not extend file" also carries).
+func outOfSpace(err error) bool {
+	var se sqlite3.Error
+	if errors.As(err, &se) && se.Code == sqlite3.ErrFull {
+		return true
+	}
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "53100"
 }
 
 // staleErr is the message every generation mismatch carries.

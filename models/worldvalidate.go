@@ -217,9 +217,8 @@ func CheckAggregate(a *Aggregate) error {
 	if err := checkName(a.Name, 255, "an aggregate"); err != nil {
 		return err
 	}
-	if err := CheckMetadataCount(a.Name, len(a.Metadata)); err != nil {
-		return err
-	}
+	// The count of keys is bounded where changes add them (the core's
+	// change checks), not here: a synced cloud is stored as Nova has it.
 	for k, v := range a.Metadata {
 		if strings.TrimSpace(k) == "" || len(k) > 255 {
 			return E(Invalid, "metadata", "metadata key %q must be 1 to 255 characters", k)

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,15 +10,16 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"corral/models/cloudgen"
 	"corral/models/store"
 	"corral/web/webtest"
 )
 
 // TestScreenshotsOfTheWritePages saves the pages whose writes go through
 // the one write path (the settings table, the aggregate and flavor forms,
-// quotas) and the Doctor, at 1280×900 and 1920×1080 on the demo, for a
-// person to look at. It runs only when CORRAL_SCREENSHOTS names a
-// directory.
+// quotas) and the Doctor, at 1280×900 and 1920×1080 on the demo (on the
+// 100,000-provider cloud with CORRAL_SCREENSHOTS_CLOUD set), for a person
+// to look at. It runs only when CORRAL_SCREENSHOTS names a directory.
 func TestScreenshotsOfTheWritePages(t *testing.T) {
 	dir := os.Getenv("CORRAL_SCREENSHOTS")
 	if dir == "" {
@@ -27,6 +29,12 @@ func TestScreenshotsOfTheWritePages(t *testing.T) {
 		t.Fatal(err)
 	}
 	app := webtest.Start(t)
+	if os.Getenv("CORRAL_SCREENSHOTS_CLOUD") != "" {
+		// The 100,000-provider generated cloud instead of the demo.
+		if err := app.Store.ImportWorld(context.Background(), store.Actor{Name: "test", Via: "cli"}, cloudgen.Generate(cloudgen.Default()), true); err != nil {
+			t.Fatal(err)
+		}
+	}
 	b := webtest.NewBrowser(t, app)
 	if err := b.Login(b.Ctx); err != nil {
 		t.Fatal(err)

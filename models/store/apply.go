@@ -172,62 +172,91 @@ func (t *txn) declareWritten(cur, next *models.World) {
 // are checked by the allocation write itself, the settings' by
 // checkSettingsGeneration.
 func (t *txn) checkGenerations(changes []scheduling.Change) error {
+	// A form's changes all name the object it edits: it is read once.
+	type found struct {
+		name string
+		gen  int64
+		err  error
+	}
+	seen := map[[3]string]found{}
 	for i, c := range changes {
 		if c.Generation == nil || c.Op == scheduling.OpSetAllocations || c.Op == scheduling.OpSetSettings {
 			continue // settings: checkSettingsGeneration; consumers: setAllocations
 		}
-		at := fmt.Sprintf("changes[%d].generation", i)
-		what, name, gen, err := t.generationOf(c)
-		switch {
-		case models.KindOf(err) == models.NotFound:
-			continue // the change itself says what is missing
-		case err != nil:
-			return err
-		case what == "":
+		what, ref, project := namedObject(c)
+		if what == "" {
 			continue
+		}
+		key := [3]string{what, ref, project}
+		f, ok := seen[key]
+		if !ok {
+			f.name, f.gen, f.err = t.generationOf(what, ref, project)
+			seen[key] = f
+		}
+		at := fmt.Sprintf("changes[%d].generation", i)
+		switch {
+		case models.KindOf(f.err) == models.NotFound:
+			continue // the change itself says what is missing
+		case f.err != nil:
+			return f.err
 		case *c.Generation == scheduling.NoGeneration:
-			return models.E(models.Conflict, at, "%s %s already exists", what, name)
-		case gen != *c.Generation:
-			return models.E(models.Conflict, at, "%s %s was changed by someone else — reload", what, name)
+			return models.E(models.Conflict, at, "%s %s already exists", what, f.name)
+		case f.gen != *c.Generation:
+			return models.E(models.Conflict, at, "%s %s was changed by someone else — reload", what, f.name)
 		}
 	}
 	return nil
 }
 
-// generationOf finds the object change c names and its generation; what
-// is empty for a change that names no object with a generation.
-func (t *txn) generationOf(c scheduling.Change) (what, name string, gen int64, err error) {
+// namedObject says which object with a generation change c names: its
+// kind ("" for none), its reference and, for a server group, the project
+// the reference is read in.
+func namedObject(c scheduling.Change) (what, ref, project string) {
 	switch c.Op {
 	case scheduling.OpSetSettings, scheduling.OpCreateAggregate, scheduling.OpCreateServerGroup, scheduling.OpCreateProvider,
 		scheduling.OpCreateResourceClass, scheduling.OpDeleteResourceClass, scheduling.OpCreateTrait, scheduling.OpDeleteTrait,
 		scheduling.OpCreateFlavor:
-		return "", "", 0, nil
+		return "", "", ""
 	case scheduling.OpSetExtraSpec, scheduling.OpUnsetExtraSpec, scheduling.OpUpdateFlavor, scheduling.OpDeleteFlavor:
-		f, ferr := findFlavor(t.tx, c.Flavor, true)
-		if ferr != nil {
-			return "", "", 0, ferr
-		}
-		return "flavor", f.Name, f.Generation, nil
+		return "flavor", c.Flavor, ""
 	case scheduling.OpDeleteServerGroup, scheduling.OpAddGroupMember, scheduling.OpRemoveGroupMember:
-		g, gerr := findGroupByRef(t.tx, c.ServerGroup, c.Project)
-		if gerr != nil {
-			return "", "", 0, gerr
-		}
-		return "server group", g.Name, g.Generation, nil
+		return "server group", c.ServerGroup, c.Project
 	}
 	if c.Op == scheduling.OpAddTrait || c.Op == scheduling.OpRemoveTrait || c.Op == scheduling.OpSetInventory ||
 		c.Op == scheduling.OpDeleteInventory || scheduling.IsPlacementOp(c.Op) {
-		p, perr := findProvider(t.tx, c.Provider)
-		if perr != nil {
-			return "", "", 0, perr
+		return "resource provider", c.Provider, ""
+	}
+	return "aggregate", c.Aggregate, ""
+}
+
+// generationOf reads the name and generation of the object namedObject
+// named.
+func (t *txn) generationOf(what, ref, project string) (name string, gen int64, err error) {
+	switch what {
+	case "flavor":
+		f, ferr := findFlavor(t.tx, ref, true)
+		if ferr != nil {
+			return "", 0, ferr
 		}
-		return "resource provider", p.Name, p.Generation, nil
+		return f.Name, f.Generation, nil
+	case "server group":
+		g, gerr := findGroupByRef(t.tx, ref, project)
+		if gerr != nil {
+			return "", 0, gerr
+		}
+		return g.Name, g.Generation, nil
+	case "resource provider":
+		p, perr := findProvider(t.tx, ref)
+		if perr != nil {
+			return "", 0, perr
+		}
+		return p.Name, p.Generation, nil
 	}
-	a, err := findAggregate(t.tx, c.Aggregate)
-	if err != nil {
-		return "", "", 0, err
+	a, aerr := findAggregate(t.tx, ref)
+	if aerr != nil {
+		return "", 0, aerr
 	}
-	return "aggregate", a.Name, a.Generation, nil
+	return a.Name, a.Generation, nil
 }
 
 // loadNamed reads, in tx, the part of the world changes name: the

@@ -39,7 +39,7 @@ func TestScreenshotsOfTheWritePages(t *testing.T) {
 	if err := b.Login(b.Ctx); err != nil {
 		t.Fatal(err)
 	}
-	pages := []string{"/doctor", "/settings", "/aggregates/new", "/flavors", "/quotas", "/drafts"}
+	pages := []string{"/doctor", "/settings", "/aggregates/new", "/flavors", "/quotas", "/drafts", "/servers"}
 	if aggs, _, err := app.Store.ListAggregates(b.Ctx, store.AggregateQuery{}); err == nil && len(aggs) > 0 {
 		pages = append(pages, "/aggregates/"+aggs[0].UUID)
 	}

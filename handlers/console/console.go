@@ -75,6 +75,8 @@ func Register(g *echo.Group, env *handlers.Env) {
 	g.GET("/server-groups/:id/delete", h.GroupConfirmDelete, member)
 	handlers.Body(handlers.SmallForm, g.POST("/server-groups/:id/delete", h.GroupDelete, member))
 
+	g.GET("/servers", h.ServerList)
+
 	g.GET("/settings", h.Settings)
 	handlers.Body(handlers.SmallForm, g.POST("/settings", h.SettingsSave, admin))
 	h.registerQuotas(g)

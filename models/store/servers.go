@@ -193,3 +193,42 @@ func (s *Store) DeleteServer(ctx context.Context, a Actor, id string) error {
 		return t.audit("delete", "server", cur.UUID, cur.Name, cur, nil)
 	})
 }
+
+// HostServers is how many servers one host runs, and for how many projects.
+type HostServers struct {
+	Host     string
+	Servers  int
+	Projects int
+}
+
+// ServersPerHost counts servers per host (projectID "" = every project),
+// busiest host first, one page of hosts at a time, and the number of hosts
+// that run any. Servers without a host (not scheduled) count under "".
+func (s *Store) ServersPerHost(ctx context.Context, projectID string, offset, limit int) ([]HostServers, int, error) {
+	var rows []struct {
+		Host     string
+		Servers  int
+		Projects int
+	}
+	var total int64
+	err := s.readTx(ctx, func(tx *gorm.DB) error {
+		base := tx.Model(&models.Server{})
+		if projectID != "" {
+			base = base.Where("project_id = ?", projectID)
+		}
+		if err := base.Session(&gorm.Session{}).Distinct("host").Count(&total).Error; err != nil {
+			return err
+		}
+		q := base.Select("host, COUNT(*) AS servers, COUNT(DISTINCT project_id) AS projects").
+			Group("host").Order("servers DESC, host")
+		return page(q, offset, limit).Scan(&rows).Error
+	})
+	if err != nil {
+		return nil, 0, mapErr("store.ServersPerHost", err)
+	}
+	out := make([]HostServers, len(rows))
+	for i, r := range rows {
+		out[i] = HostServers(r)
+	}
+	return out, int(total), nil
+}

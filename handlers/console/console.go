@@ -84,7 +84,8 @@ func Register(g *echo.Group, env *handlers.Env) {
 
 // Handler serves the console pages.
 type Handler struct {
-	env *handlers.Env
+	env     *handlers.Env
+	busiest busiestCache // the Servers page's host summary
 }
 
 // snapshot is the store's live snapshot of the world (the flavor page

@@ -61,6 +61,7 @@ var Nav = []NavItem{
 	{Key: "providers", Label: "Providers", Href: "/providers"},
 	{Key: "flavors", Label: "Flavors", Href: "/flavors"},
 	{Key: "server-groups", Label: "Server groups", Href: "/server-groups"},
+	{Key: "servers", Label: "Servers", Href: "/servers"},
 	{Key: "quotas", Label: "Quotas", Href: "/quotas"},
 	{Key: "drafts", Label: "Drafts", Href: "/drafts", Group: "Changes"},
 	{Key: "settings", Label: "Settings", Href: "/settings"},

@@ -160,6 +160,7 @@ var authzMatrix = map[string]string{
 	"GET /quotas":                                             "ATTTT",
 	"GET /quotas/:project":                                    "ANTNT",
 	"GET /server-groups":                                      "ATTTT",
+	"GET /servers":                                            "ATTTT",
 	"GET /server-groups/:id":                                  "ANTNT",
 	"GET /server-groups/:id/delete":                           "AFTNT",
 	"GET /server-groups/new":                                  "AFTTT",

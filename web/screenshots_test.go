@@ -39,7 +39,7 @@ func TestScreenshotsOfTheWritePages(t *testing.T) {
 	if err := b.Login(b.Ctx); err != nil {
 		t.Fatal(err)
 	}
-	pages := []string{"/doctor", "/settings", "/aggregates/new", "/flavors", "/quotas", "/drafts"}
+	pages := []string{"/doctor", "/settings", "/aggregates/new", "/flavors", "/quotas", "/drafts", "/servers", "/", "/#host-map"}
 	if aggs, _, err := app.Store.ListAggregates(b.Ctx, store.AggregateQuery{}); err == nil && len(aggs) > 0 {
 		pages = append(pages, "/aggregates/"+aggs[0].UUID)
 	}
@@ -50,7 +50,10 @@ func TestScreenshotsOfTheWritePages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			name := strings.Trim(strings.ReplaceAll(page, "/", "-"), "-")
+			name := strings.Trim(strings.NewReplacer("/", "-", "#", "").Replace(page), "-")
+			if name == "" || strings.HasPrefix(name, "host-map") {
+				name = "dashboard" + strings.TrimPrefix("-"+name, "-")
+			}
 			if len(name) > 40 {
 				name = name[:40]
 			}

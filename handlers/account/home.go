@@ -3,6 +3,7 @@ package account
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"sync"
 
 	"github.com/labstack/echo/v4"
@@ -23,6 +24,12 @@ func (h *Handler) Home(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	snap, _, err := h.env.Store.Live().Get(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	offset, _ := strconv.Atoi(c.QueryParam("hosts"))
+	counts.Map = hostMap(snap, offset)
 	return handlers.Render(c, http.StatusOK, av.Dashboard(layout.Page(c, "Dashboard", "dashboard"), counts))
 }
 

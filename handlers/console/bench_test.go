@@ -41,6 +41,9 @@ func BenchmarkPages100k(b *testing.B) {
 		{"provider-search", "/providers?q=cn0001", "provider-match"},
 		{"provider-sharing", "/providers?kind=sharing", "node-sharing"},
 		{"provider-children", "/providers?kind=child", "provider-match"},
+		{"dashboard-host-map", "/", "map-row"},
+		{"servers", "/servers", "server-row"},
+		{"servers-one-host", "/servers?host=" + w.Servers[0].Host, "server-row"},
 	} {
 		b.Run(page.name, func(b *testing.B) {
 			c := a.asTB(b, a.AdminName)

@@ -75,6 +75,8 @@ func Register(g *echo.Group, env *handlers.Env) {
 	g.GET("/server-groups/:id/delete", h.GroupConfirmDelete, member)
 	handlers.Body(handlers.SmallForm, g.POST("/server-groups/:id/delete", h.GroupDelete, member))
 
+	g.GET("/servers", h.ServerList)
+
 	g.GET("/settings", h.Settings)
 	handlers.Body(handlers.SmallForm, g.POST("/settings", h.SettingsSave, admin))
 	h.registerQuotas(g)
@@ -82,7 +84,8 @@ func Register(g *echo.Group, env *handlers.Env) {
 
 // Handler serves the console pages.
 type Handler struct {
-	env *handlers.Env
+	env     *handlers.Env
+	busiest busiestCache // the Servers page's host summary
 }
 
 // snapshot is the store's live snapshot of the world (the flavor page

@@ -443,3 +443,34 @@ func itoa(n int) string { return strconv.Itoa(n) }
 func i64(n int64) string { return strconv.FormatInt(n, 10) }
 
 func esc(s string) string { return url.PathEscape(s) }
+
+// ServerListProps is the Servers page: the busiest hosts, then one page of
+// servers.
+type ServerListProps struct {
+	Hosts       []HostServersRow
+	HostCount   int // hosts that run any of the listed servers
+	Rows        []ServerRow
+	Pager       views.Pager
+	AllProjects bool // the viewer sees every project's servers
+	Project     string
+	Host        string
+	Search      string
+}
+
+// HostServersRow is one host of the summary.
+type HostServersRow struct {
+	Host              string
+	Servers, Projects int
+}
+
+// ServerRow is one server, its groups and the X-ray of its request.
+type ServerRow struct {
+	S      models.Server
+	Groups []GroupRef
+	XRay   string
+}
+
+// GroupRef names a server group a server belongs to.
+type GroupRef struct {
+	UUID, Name, Policy string
+}

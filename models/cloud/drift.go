@@ -41,13 +41,13 @@ func (c *Client) drift(ctx context.Context, plan *Plan) ([]string, error) {
 			seen["i"+s.Provider] = true
 			found, err = c.inventoryDrift(ctx, plan, s)
 		case "provider_traits":
-			if seen["t"+s.Provider] {
+			if seen["t"+s.Provider] || plan.kept.Placement.Providers[s.Provider] == nil {
 				continue
 			}
 			seen["t"+s.Provider] = true
 			found, err = c.traitDrift(ctx, plan, s)
 		case "placement_aggregates":
-			if seen[s.Provider] {
+			if seen[s.Provider] || plan.kept.Placement.Providers[s.Provider] == nil {
 				continue
 			}
 			seen[s.Provider] = true

@@ -32,7 +32,7 @@ func (c *Client) flavorDrift(ctx context.Context, plan *Plan, s Step) ([]string,
 	}
 	switch {
 	case notFound(err) && old == nil:
-		return nil, nil
+		return c.flavorNameDrift(ctx, s)
 	case notFound(err):
 		return []string{fmt.Sprintf("flavor %s: deleted in nova since the last sync", s.Aggregate)}, nil
 	case err != nil:
@@ -74,6 +74,23 @@ func (c *Client) flavorDrift(ctx context.Context, plan *Plan, s Step) ([]string,
 		}
 	}
 	return out, nil
+}
+
+// flavorNameDrift says whether a flavor of the name a new one takes was
+// created since the last sync (Nova's names are unique).
+func (c *Client) flavorNameDrift(ctx context.Context, s Step) ([]string, error) {
+	var all struct {
+		Flavors []NovaFlavor `json:"flavors"`
+	}
+	if err := c.get(ctx, c.Compute, "flavors?is_public=None&limit=1000", &all); err != nil {
+		return nil, err
+	}
+	for _, f := range all.Flavors {
+		if f.Name == s.Aggregate {
+			return []string{fmt.Sprintf("flavor %s: a flavor of that name (%s) was created in nova since the last sync", s.Aggregate, f.ID)}, nil
+		}
+	}
+	return nil, nil
 }
 
 // groupDrift compares the step's server group now with the last sync's: a

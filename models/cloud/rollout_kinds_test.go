@@ -285,6 +285,60 @@ func TestRolloutEveryChangeKind(t *testing.T) {
 	if len(res.Changes) != 0 {
 		t.Errorf("sync after the rollout finds %d change(s): %v", len(res.Changes), res.Changes)
 	}
+
+	// Flavor access, which no draft change names, rolls out from a world
+	// (as an import's); its undo is no draft's, so a failure lists it.
+	access := func(mutate func(w *models.World)) *cloud.Plan {
+		t.Helper()
+		kept, err := cloud.LoadKept(ctx, st)
+		must(t, err)
+		live, err := st.ExportWorld(ctx)
+		must(t, err)
+		next, err := st.ExportWorld(ctx)
+		must(t, err)
+		mutate(next)
+		p, err := cloud.PlanWorlds(kept, live, next)
+		must(t, err)
+		return p
+	}
+	p = access(func(w *models.World) {
+		for i := range w.Flavors {
+			if w.Flavors[i].ID == f.flavorPv {
+				w.Flavors[i].Projects = append(w.Flavors[i].Projects, "p5")
+			}
+		}
+		for i := range w.Providers {
+			if w.Providers[i].UUID == f.cn1 {
+				w.Providers[i].Traits = append(w.Providers[i].Traits, "HW_NO_SUCH_TRAIT_EK")
+			}
+		}
+	})
+	rep, err = cl.Rollout(ctx, st, actor, p, "test")
+	must(t, err)
+	if rep.Failed == nil || rep.Failed.Kind != "provider_traits" || len(rep.Done) != 1 || rep.UndoID != "" ||
+		len(rep.NoUndo) != 1 || rep.NoUndo[0] != "flavor ek-private: project p5 was given access; a draft cannot take it away: openstack flavor unset --project p5 ek-private" {
+		t.Fatalf("access then a refused trait: failed %v (%s) done %d undo %q no undo %q", rep.Failed, rep.Error, len(rep.Done), rep.UndoID, rep.NoUndo)
+	}
+	p = access(func(w *models.World) {
+		for i := range w.Flavors {
+			if w.Flavors[i].ID == f.flavorPv {
+				w.Flavors[i].Projects = []string{"p5"}
+			}
+		}
+	})
+	rep, err = cl.Rollout(ctx, st, actor, p, "test")
+	must(t, err)
+	if rep.Failed != nil || len(rep.Done) != 1 || rep.Done[0].Kind != "flavor_access_remove" {
+		t.Fatalf("access removed: failed %v (%s) done %v", rep.Failed, rep.Error, rep.Done)
+	}
+	var pv struct {
+		Access []string `json:"access_project_ids"`
+	}
+	cli(t, c, "compute", &pv, "flavor", "show", "ek-private")
+	if !slices.Equal(pv.Access, []string{"p5"}) {
+		t.Errorf("flavor show ek-private: access %v, want [p5]", pv.Access)
+	}
+
 	// The audit names each call's object.
 	ev, _, err := st.ListAudit(ctx, store.AuditQuery{ObjectType: "server_group", Limit: 10})
 	must(t, err)

@@ -28,6 +28,8 @@ func (c *Client) drift(ctx context.Context, plan *Plan) ([]string, error) {
 			found, err = c.flavorDrift(ctx, plan, s)
 		case "group_create", "group_delete":
 			found, err = c.groupDrift(ctx, plan, s)
+		case "quota_set":
+			found, err = c.quotaDrift(ctx, s)
 		case "provider_create", "provider_update", "provider_delete":
 			if seen["p"+s.Provider] {
 				continue

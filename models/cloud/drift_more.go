@@ -253,3 +253,23 @@ func unionInv(a, b map[string]Inventory) map[string]bool {
 	}
 	return m
 }
+
+// quotaDrift compares the project's limits now with those the writer saw
+// (a set_quotas change's expect).
+func (c *Client) quotaDrift(ctx context.Context, s Step) ([]string, error) {
+	if len(s.expect) == 0 {
+		return nil, nil
+	}
+	var cur quotaSet
+	if err := c.get(ctx, c.Compute, "os-quota-sets/"+url.PathEscape(s.Project), &cur); err != nil {
+		return nil, err
+	}
+	now := cur.limits()
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(s.expect)) {
+		if now[k] != s.expect[k] {
+			out = append(out, fmt.Sprintf("quota %s: %s %d → %d", s.Project, k, s.expect[k], now[k]))
+		}
+	}
+	return out, nil
+}

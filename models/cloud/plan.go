@@ -20,7 +20,7 @@ type Step struct {
 	// group_create, group_delete; provider_create, provider_update,
 	// provider_traits, provider_inventories, provider_delete;
 	// resource_class_create, resource_class_delete, trait_create,
-	// trait_delete.
+	// trait_delete; quota_set.
 	Kind string `json:"kind"`
 	// Aggregate is the name of the object the call changes (an aggregate,
 	// or the flavor, server group, provider, class or trait Object names).
@@ -53,6 +53,10 @@ type Step struct {
 	// even when that write fails; noUndo says what no draft restores.
 	undo, created []scheduling.Change
 	noUndo        string
+	// quota_set: the resources put back to their default, and the
+	// limits the writer saw.
+	reset  []string
+	expect map[string]int
 }
 
 // String is the call on one line.
@@ -125,6 +129,7 @@ func planWorlds(kept *Kept, live, next *models.World, changes []scheduling.Chang
 	}
 	pl := newPlanner(p, kept, live, next)
 	pl.catalog(changes)
+	pl.quotas(changes)
 	if err := pl.providers(live, next); err != nil {
 		return nil, err
 	}
@@ -247,6 +252,7 @@ func (pl *planner) aggregate(a models.Aggregate) error {
 			}
 		} else {
 			if old.Name != a.Name {
+				pl.p.newNames = append(pl.p.newNames, a.Name) // must still be free
 				pl.renames = append(pl.renames, renameStep(old, a, path))
 			}
 			if zone(old) != zone(&a) {

@@ -20,11 +20,38 @@ func refuseChanges(changes []scheduling.Change) error {
 		switch c.Op {
 		case scheduling.OpSetAllocations:
 			return models.E(models.Invalid, at+".op", "set_allocations of consumer %s: a cloud's allocations are nova's (they follow its servers); corral does not write them — boot, resize or delete the server instead", c.Consumer)
-		case scheduling.OpSetQuotas:
-			return models.E(models.Invalid, at+".op", "set_quotas of project %s is not part of a rollout: change the quota with openstack quota set", c.Project)
 		}
 	}
 	return nil
+}
+
+// quotas plans Nova's os-quota-sets calls of the set_quotas changes (a
+// world does not hold quotas). The limits the writer saw are checked
+// before anything is sent; the undo puts back the limits read just before
+// the call.
+func (pl *planner) quotas(changes []scheduling.Change) {
+	for _, c := range changes {
+		if c.Op != scheduling.OpSetQuotas {
+			continue
+		}
+		body := map[string]any{}
+		var flags []string
+		for _, k := range slices.Sorted(maps.Keys(c.Quotas)) {
+			body[k] = c.Quotas[k]
+			flags = append(flags, fmt.Sprintf("--%s %d", strings.ReplaceAll(k, "_", "-"), c.Quotas[k]))
+		}
+		for _, k := range c.Reset {
+			flags = append(flags, fmt.Sprintf("--%s <default>", strings.ReplaceAll(k, "_", "-")))
+		}
+		if c.Force {
+			body["force"] = true
+			flags = append(flags, "--force")
+		}
+		pl.sets = append(pl.sets, Step{Kind: "quota_set", Object: "quota", Aggregate: c.Project, Project: c.Project, Service: "nova", Method: "PUT",
+			Path: "/os-quota-sets/" + url.PathEscape(c.Project), Body: map[string]any{"quota_set": body},
+			Openstack: "openstack quota set " + strings.Join(flags, " ") + " " + shq(c.Project),
+			reset:     slices.Clone(c.Reset), expect: maps.Clone(c.Expect)})
+	}
 }
 
 // refuseConsumers refuses a next world whose allocations differ from

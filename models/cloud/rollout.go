@@ -149,7 +149,7 @@ func auditCall(ctx context.Context, st RolloutStore, actor models.Actor, s Step,
 		objType, objID = s.Object, s.id
 	case "provider":
 		objType, objID = "provider", s.Provider
-	case "trait", "resource_class":
+	case "trait", "resource_class", "quota":
 		objType, objID = s.Object, s.Aggregate
 	}
 	_ = st.AuditCloudCall(context.WithoutCancel(ctx), actor, "rollout-call", objType, objID, s.Aggregate,

@@ -35,6 +35,8 @@ func (c *Client) callMore(ctx context.Context, s *Step, path string, scoped map[
 		return nil, c.ensure(ctx, s, "resource_classes/")
 	case "provider_create":
 		return nil, c.send(ctx, c.Placement, "POST", rel, s.Body, nil, 200, 201)
+	case "quota_set":
+		return nil, c.setQuotas(ctx, s, rel)
 	}
 	sc, ok := c.Compute, []int{200}
 	if s.Service == "placement" {
@@ -248,4 +250,50 @@ func scopedCompute(ctx context.Context, ao gophercloud.AuthOptions, eo gopherclo
 	}
 	sc.Microversion = mv
 	return sc, nil
+}
+
+// quotaSet is Nova's os-quota-sets answer: limits by resource (and the
+// project's id, which is not a limit).
+type quotaSet struct {
+	QuotaSet map[string]any `json:"quota_set"`
+}
+
+func (q quotaSet) limits() map[string]int {
+	out := map[string]int{}
+	for k, v := range q.QuotaSet {
+		if n, ok := v.(float64); ok {
+			out[k] = int(n)
+		}
+	}
+	return out
+}
+
+// setQuotas sets the step's limits (the reset ones to Nova's defaults);
+// the undo puts back the limits read just before.
+func (c *Client) setQuotas(ctx context.Context, s *Step, rel string) error {
+	var cur, defaults quotaSet
+	if err := c.get(ctx, c.Compute, rel, &cur); err != nil {
+		return err
+	}
+	body := maps.Clone(s.Body.(map[string]any)["quota_set"].(map[string]any))
+	if len(s.reset) > 0 {
+		if err := c.get(ctx, c.Compute, rel+"/defaults", &defaults); err != nil {
+			return err
+		}
+		for _, k := range s.reset {
+			body[k] = defaults.limits()[k]
+		}
+	}
+	s.Body = map[string]any{"quota_set": body}
+	if err := c.send(ctx, c.Compute, "PUT", rel, s.Body, nil, 200); err != nil {
+		return err
+	}
+	old := map[string]int{}
+	for k := range body {
+		if v, ok := cur.limits()[k]; ok {
+			old[k] = v
+		}
+	}
+	s.undo = []scheduling.Change{{Op: scheduling.OpSetQuotas, Project: s.Project, QuotaFields: scheduling.QuotaFields{Quotas: old, Force: true}}}
+	return nil
 }

@@ -91,6 +91,7 @@ func TestRolloutEveryChangeKind(t *testing.T) {
 		{Op: scheduling.OpDeleteProvider, Provider: "ek-gone"},
 		{Op: scheduling.OpDeleteTrait, Trait: "CUSTOM_EK_OLD"},
 		{Op: scheduling.OpDeleteResourceClass, ResourceClass: "CUSTOM_EK_OLDRC"},
+		{Op: scheduling.OpSetQuotas, Project: "p7", QuotaFields: scheduling.QuotaFields{Quotas: map[string]int{"server_groups": 7}, Reset: []string{"server_group_members"}}},
 		{Op: scheduling.OpSetSettings, Settings: &scheduling.SettingsOverride{SoftAffinityWeightMultiplier: ptr(3.0)}},
 	}
 	d := draft(t, st, "every kind", changes...)
@@ -271,6 +272,13 @@ func TestRolloutEveryChangeKind(t *testing.T) {
 	}
 	if err := c.Call("compute", "GET", "flavors/"+oldFlavor, nil, nil, 404); err != nil {
 		t.Errorf("ek-old: %v", err)
+	}
+	var quota struct {
+		QuotaSet map[string]any `json:"quota_set"`
+	}
+	must(t, c.Call("compute", "GET", "os-quota-sets/p7", nil, &quota, 200))
+	if quota.QuotaSet["server_groups"] != 7.0 || quota.QuotaSet["server_group_members"] != 10.0 {
+		t.Errorf("quotas of p7: %v", quota.QuotaSet)
 	}
 	// corral holds what the cloud holds: the draft is done, the settings
 	// applied to corral, and a sync finds nothing new.

@@ -166,6 +166,7 @@ func TestRolloutDriftEveryKind(t *testing.T) {
 		scheduling.Change{Op: scheduling.OpSetInventory, Provider: "dr-cn2", ResourceClass: "VCPU", Inventory: &models.Inventory{Total: 12, AllocationRatio: 1}},
 		scheduling.Change{Op: scheduling.OpRenameProvider, Provider: "dr-cn1-numa0", PlacementFields: scheduling.PlacementFields{NewName: "dr-numa-a"}},
 		scheduling.Change{Op: scheduling.OpCreateProvider, Provider: "dr-p3"},
+		scheduling.Change{Op: scheduling.OpSetQuotas, Project: "p8", QuotaFields: scheduling.QuotaFields{Quotas: map[string]int{"server_groups": 4}, Expect: map[string]int{"server_groups": 10}}},
 	)
 	p, err := cloud.PlanDraft(ctx, st, d.ID)
 	must(t, err)
@@ -177,6 +178,7 @@ func TestRolloutDriftEveryKind(t *testing.T) {
 	f.inventories(t, f.cn2, map[string]any{"VCPU": map[string]any{"total": 9}})
 	must(t, c.Call("placement", "PUT", "resource_providers/"+f.numa, map[string]any{"name": "dr-numa-b", "parent_provider_uuid": f.cn1}, nil, 200))
 	f.provider(t, "dr-p3", "")
+	must(t, c.Call("compute", "PUT", "os-quota-sets/p8", map[string]any{"quota_set": map[string]any{"server_groups": 12}}, nil, 200))
 
 	rep, err := cl.Rollout(ctx, st, actor, p, "test")
 	must(t, err)
@@ -189,6 +191,7 @@ func TestRolloutDriftEveryKind(t *testing.T) {
 		"provider dr-cn2: inventory VCPU total 8 → 9",
 		`provider dr-cn1-numa0: name is now "dr-numa-b"`,
 		"provider dr-p3: a provider of that name (",
+		"quota p8: server_groups 10 → 12",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("drift lacks %q:\n%s", want, got)

@@ -105,7 +105,7 @@ func PlanRollout(kept *Kept, live *models.World, changes []scheduling.Change) (*
 	if err != nil {
 		return nil, err
 	}
-	return planWorlds(kept, live, next, changes)
+	return PlanWorlds(kept, live, next, changes...)
 }
 
 // PlanWorlds plans the calls that turn the cloud from live (as last
@@ -113,13 +113,9 @@ func PlanRollout(kept *Kept, live *models.World, changes []scheduling.Change) (*
 // providers, inventories, traits and aggregates. What the cloud's APIs
 // cannot carry is refused (Invalid, naming the object and what to do
 // instead); the scheduler settings alone are noted as not rolled out.
-func PlanWorlds(kept *Kept, live, next *models.World) (*Plan, error) {
-	return planWorlds(kept, live, next, nil)
-}
-
-// planWorlds is PlanWorlds with the changes that made next, for what a
-// world does not hold (the catalog of traits and resource classes).
-func planWorlds(kept *Kept, live, next *models.World, changes []scheduling.Change) (*Plan, error) {
+// The changes that made next, when given, add what a world does not hold:
+// traits and resource classes created or deleted by name, quotas.
+func PlanWorlds(kept *Kept, live, next *models.World, changes ...scheduling.Change) (*Plan, error) {
 	if kept == nil {
 		return nil, models.E(models.Invalid, "sync", "corral has not synced this cloud yet: run corral sync first")
 	}
@@ -176,7 +172,7 @@ func keptGroups(kept *Kept, live *models.World) map[string]NovaServerGroup {
 	return out
 }
 
-// planner collects a plan's calls by group, in the order planWorlds
+// planner collects a plan's calls by group, in the order PlanWorlds
 // sends the groups.
 type planner struct {
 	p      *Plan

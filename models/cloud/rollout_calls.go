@@ -2,6 +2,7 @@ package cloud
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -261,8 +262,14 @@ type quotaSet struct {
 func (q quotaSet) limits() map[string]int {
 	out := map[string]int{}
 	for k, v := range q.QuotaSet {
-		if n, ok := v.(float64); ok {
+		// The services' answers are decoded with numbers kept as text.
+		switch n := v.(type) {
+		case float64:
 			out[k] = int(n)
+		case json.Number:
+			if i, err := n.Int64(); err == nil {
+				out[k] = int(i)
+			}
 		}
 	}
 	return out

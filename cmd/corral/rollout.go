@@ -91,6 +91,9 @@ func printRollout(w io.Writer, rep *cloud.RolloutReport) {
 		if rep.UndoID != "" {
 			fmt.Fprintf(w, "undo draft: %s (corral rollout --draft %s undoes what was done)\n", rep.UndoID, rep.UndoID)
 		}
+		for _, l := range rep.NoUndo {
+			fmt.Fprintf(w, "no undo: %s\n", l)
+		}
 	}
 }
 

@@ -103,7 +103,7 @@ func (h *page) rollout(c echo.Context) error {
 		return err
 	}
 	pl := planProps(p)
-	pl.Calls, pl.Drift, pl.Mirrored, pl.UndoID = nil, rep.Drift, rep.Mirrored, rep.UndoID
+	pl.Calls, pl.Drift, pl.Mirrored, pl.UndoID, pl.NoUndo = nil, rep.Drift, rep.Mirrored, rep.UndoID, rep.NoUndo
 	for _, st := range rep.Done {
 		pl.Done = append(pl.Done, st.String())
 	}

@@ -109,6 +109,9 @@ type Client struct {
 	Compute, Placement *gophercloud.ServiceClient
 	requests           atomic.Int64
 	http               *http.Client
+	// scope makes a compute client acting in another project (Keystone
+	// credentials only): Nova creates a server group in the token's.
+	scope func(ctx context.Context, project string) (*gophercloud.ServiceClient, error)
 }
 
 // Close lets go of the client's connections. A read cancelled midway can
@@ -180,6 +183,9 @@ func connect(ctx context.Context, o Options) (*Client, error) {
 		}
 		if c.Placement, err = openstack.NewPlacementV1(pc, eo); err != nil {
 			return c, fmt.Errorf("keystone %s catalog of cloud %s: no placement endpoint in region %q (%s interface): %v", ao.IdentityEndpoint, o.Cloud, eo.Region, eo.Availability, err)
+		}
+		c.scope = func(ctx context.Context, project string) (*gophercloud.ServiceClient, error) {
+			return scopedCompute(ctx, ao, eo, hc, project, c.Compute.Microversion)
 		}
 	} else {
 		hc.Transport = &countingTransport{next: hc.Transport, n: &c.requests}

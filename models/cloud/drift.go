@@ -16,29 +16,40 @@ func (c *Client) drift(ctx context.Context, plan *Plan) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	keptFlavors := map[string]NovaFlavor{}
-	for _, f := range plan.kept.Flavors {
-		keptFlavors[f.ID] = f
-	}
 	seen := map[string]bool{}
 	for _, s := range plan.Steps {
 		var found []string
 		switch s.Kind {
-		case "flavor_extra_specs", "flavor_unset_extra_spec":
-			id := strings.Split(strings.TrimPrefix(s.Path, "/flavors/"), "/")[0]
-			if seen["f"+id] {
+		case "flavor_create", "flavor_delete", "flavor_extra_specs", "flavor_unset_extra_spec", "flavor_access_add", "flavor_access_remove":
+			if seen["f"+s.id] {
 				continue
 			}
-			seen["f"+id] = true
-			found, err = c.extraSpecDrift(ctx, s, id, keptFlavors[id].ExtraSpecs)
+			seen["f"+s.id] = true
+			found, err = c.flavorDrift(ctx, plan, s)
+		case "group_create", "group_delete":
+			found, err = c.groupDrift(ctx, plan, s)
+		case "quota_set":
+			found, err = c.quotaDrift(ctx, s)
+		case "provider_create", "provider_update", "provider_delete":
+			if seen["p"+s.Provider] {
+				continue
+			}
+			seen["p"+s.Provider] = true
+			found, err = c.providerDrift(ctx, plan, s)
+		case "provider_inventories":
+			if seen["i"+s.Provider] {
+				continue
+			}
+			seen["i"+s.Provider] = true
+			found, err = c.inventoryDrift(ctx, plan, s)
 		case "provider_traits":
-			if seen["t"+s.Provider] {
+			if seen["t"+s.Provider] || plan.kept.Placement.Providers[s.Provider] == nil {
 				continue
 			}
 			seen["t"+s.Provider] = true
 			found, err = c.traitDrift(ctx, plan, s)
 		case "placement_aggregates":
-			if seen[s.Provider] {
+			if seen[s.Provider] || plan.kept.Placement.Providers[s.Provider] == nil {
 				continue
 			}
 			seen[s.Provider] = true

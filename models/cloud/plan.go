@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -14,8 +13,20 @@ import (
 
 // Step is one API call of a rollout.
 type Step struct {
-	Kind          string `json:"kind"` // create, zone, set_metadata, add_host, remove_host, placement_aggregates, delete
+	// Kind is the call: create, rename, zone, set_metadata, add_host,
+	// remove_host, placement_aggregates, delete (aggregates);
+	// flavor_create, flavor_extra_specs, flavor_unset_extra_spec,
+	// flavor_access_add, flavor_access_remove, flavor_delete;
+	// group_create, group_delete; provider_create, provider_update,
+	// provider_traits, provider_inventories, provider_delete;
+	// resource_class_create, resource_class_delete, trait_create,
+	// trait_delete; quota_set.
+	Kind string `json:"kind"`
+	// Aggregate is the name of the object the call changes (an aggregate,
+	// or the flavor, server group, provider, class or trait Object names).
 	Aggregate     string `json:"aggregate"`
+	Object        string `json:"object,omitempty"`         // empty for an aggregate
+	Project       string `json:"project,omitempty"`        // group_create: the project the group is created in
 	AggregateUUID string `json:"aggregate_uuid,omitempty"` // empty for an aggregate the rollout creates
 	Host          string `json:"host,omitempty"`
 	Provider      string `json:"provider,omitempty"` // uuid
@@ -29,9 +40,23 @@ type Step struct {
 	// values they had, for the undo draft.
 	meta, oldMeta map[string]*string
 	add           bool // placement_aggregates: add (else remove)
-	traitsAdd     []string
-	traitsRemove  []string
-	undo          []scheduling.Change
+	// newAgg: a member of an aggregate this rollout creates, whose uuid
+	// is Nova's to choose (known once the create is done).
+	newAgg       bool
+	traitsAdd    []string
+	traitsRemove []string
+	inv          map[string]*models.Inventory // provider_inventories: classes set (nil: removed)
+	ensure       []string                     // custom traits or resource classes created first when missing
+	id           string                       // the flavor's id, the server group's or provider's uuid
+	// undo restores what the call changes; created undoes what the call
+	// created before its main write (a trait, a resource class), kept
+	// even when that write fails; noUndo says what no draft restores.
+	undo, created []scheduling.Change
+	noUndo        string
+	// quota_set: the resources put back to their default, and the
+	// limits the writer saw.
+	reset  []string
+	expect map[string]int
 }
 
 // String is the call on one line.
@@ -55,8 +80,9 @@ type Plan struct {
 	DraftID, DraftName string `json:"-"`
 	kept               *Kept
 	changes            []scheduling.Change
-	touchedAggs        []string // uuids of live aggregates the plan changes
-	newNames           []string // aggregates the plan creates
+	touchedAggs        []string                   // uuids of live aggregates the plan changes
+	newNames           []string                   // aggregates the plan creates
+	groups             map[string]NovaServerGroup // by uuid, as the last sync read them
 }
 
 func strp(s string) *string { return &s }
@@ -72,25 +98,37 @@ func PlanRollout(kept *Kept, live *models.World, changes []scheduling.Change) (*
 	if kept == nil {
 		return nil, models.E(models.Invalid, "sync", "corral has not synced this cloud yet: run corral sync first")
 	}
+	if err := refuseChanges(changes); err != nil {
+		return nil, err
+	}
 	next, err := scheduling.ApplyChanges(live, changes)
 	if err != nil {
 		return nil, err
 	}
-	return PlanWorlds(kept, live, next)
+	return PlanWorlds(kept, live, next, changes...)
 }
 
 // PlanWorlds plans the calls that turn the cloud from live (as last
-// synced) into next: aggregates, flavors' extra specs and providers'
-// traits.
-func PlanWorlds(kept *Kept, live, next *models.World) (*Plan, error) {
+// synced) into next: aggregates, flavors, server groups and Placement's
+// providers, inventories, traits and aggregates. What the cloud's APIs
+// cannot carry is refused (Invalid, naming the object and what to do
+// instead); the scheduler settings alone are noted as not rolled out.
+// The changes that made next, when given, add what a world does not hold:
+// traits and resource classes created or deleted by name, quotas.
+func PlanWorlds(kept *Kept, live, next *models.World, changes ...scheduling.Change) (*Plan, error) {
 	if kept == nil {
 		return nil, models.E(models.Invalid, "sync", "corral has not synced this cloud yet: run corral sync first")
 	}
-	p := &Plan{kept: kept}
+	p := &Plan{kept: kept, groups: keptGroups(kept, live)}
 	if !equalSettings(live.Settings, next.Settings) {
 		p.NotRolledOut = append(p.NotRolledOut, "settings: the scheduler's settings live in nova.conf ([scheduler], [filter_scheduler]); corral keeps them but cannot roll them out")
 	}
 	pl := newPlanner(p, kept, live, next)
+	pl.catalog(changes)
+	pl.quotas(changes)
+	if err := pl.providers(live, next); err != nil {
+		return nil, err
+	}
 	for _, a := range next.Aggregates {
 		if err := pl.aggregate(a); err != nil {
 			return nil, err
@@ -101,38 +139,74 @@ func PlanWorlds(kept *Kept, live, next *models.World) (*Plan, error) {
 			return nil, err
 		}
 	}
-	specSets, specUnsets := flavorSteps(p, live, next)
-	traitSets := traitSteps(live, next, kept)
-	pl.sets = append(pl.sets, specSets...)
-	pl.unsets = append(pl.unsets, specUnsets...)
-	for _, group := range [][]Step{pl.creates, pl.zones, pl.sets, traitSets, pl.adds, pl.removes, pl.unsets, pl.deletes} {
+	if err := pl.flavors(live, next); err != nil {
+		return nil, err
+	}
+	if err := pl.groups(live, next); err != nil {
+		return nil, err
+	}
+	if err := refuseConsumers(live, next); err != nil {
+		return nil, err
+	}
+	// Creates, then what they carry, then memberships; removals in the
+	// reverse order.
+	for _, group := range [][]Step{pl.catalogCreates, pl.renames, pl.creates, pl.reparents, pl.zones, pl.sets, pl.traitSets,
+		pl.adds, pl.removes, pl.unsets, pl.deletes, pl.catalogDeletes} {
 		p.Steps = append(p.Steps, group...)
 	}
 	return p, nil
 }
 
-// planner collects a plan's aggregate calls by group, in the order
-// PlanWorlds sends the groups.
+// keptGroups are the server groups as the last sync read them; a sync
+// before they were kept has them in the live world.
+func keptGroups(kept *Kept, live *models.World) map[string]NovaServerGroup {
+	out := map[string]NovaServerGroup{}
+	for _, g := range kept.ServerGroups {
+		out[g.ID] = g
+	}
+	if kept.ServerGroups == nil {
+		for _, g := range live.ServerGroups {
+			out[g.UUID] = NovaServerGroup{ID: g.UUID, Name: g.Name, ProjectID: g.ProjectID, UserID: g.UserID, Policy: g.Policy, Rules: g.Rules, Members: g.Members}
+		}
+	}
+	return out
+}
+
+// planner collects a plan's calls by group, in the order PlanWorlds
+// sends the groups.
 type planner struct {
-	p                                                    *Plan
-	kept                                                 *Kept
-	novaID                                               map[string]int64 // aggregate uuid → nova id
-	provs                                                map[string]*models.Provider
-	hostOf                                               map[string]string
+	p      *Plan
+	kept   *Kept
+	novaID map[string]int64 // aggregate uuid → nova id
+	provs  map[string]*models.Provider
+	hostOf map[string]string
+	// gone are the providers next deletes: Placement drops their
+	// memberships with them.
+	gone                                                 map[string]bool
 	before, after                                        map[string]*models.Aggregate
 	creates, zones, sets, adds, removes, unsets, deletes []Step
+	catalogCreates, renames, reparents, traitSets        []Step
+	catalogDeletes                                       []Step
+	traits                                               map[string]bool // carried by some provider at the last sync
 }
 
 func newPlanner(p *Plan, kept *Kept, live, next *models.World) *planner {
-	pl := &planner{p: p, kept: kept, novaID: map[string]int64{}, provs: map[string]*models.Provider{},
+	pl := &planner{p: p, kept: kept, novaID: map[string]int64{}, provs: map[string]*models.Provider{}, gone: map[string]bool{},
 		before: map[string]*models.Aggregate{}, after: map[string]*models.Aggregate{}}
 	for _, a := range kept.Aggregates {
 		pl.novaID[a.UUID] = a.ID
 	}
 	for i := range live.Providers {
 		pl.provs[live.Providers[i].UUID] = &live.Providers[i]
+		pl.gone[live.Providers[i].UUID] = true
 	}
 	pl.hostOf = novaHosts(kept, pl.provs)
+	for i := range next.Providers {
+		delete(pl.gone, next.Providers[i].UUID)
+		if pl.provs[next.Providers[i].UUID] == nil {
+			pl.provs[next.Providers[i].UUID] = &next.Providers[i]
+		}
+	}
 	for i := range live.Aggregates {
 		pl.before[live.Aggregates[i].UUID] = &live.Aggregates[i]
 	}
@@ -151,22 +225,35 @@ func (pl *planner) ref(a *models.Aggregate) (string, string) {
 }
 
 // aggregate plans the calls that bring aggregate a (as next has it) about:
-// its creation or zone, its metadata, its members.
+// its creation, name or zone, its metadata, its members.
 func (pl *planner) aggregate(a models.Aggregate) error {
 	old := pl.before[a.UUID]
 	path, name := pl.ref(&a)
+	_, inNova := pl.novaID[a.UUID]
 	if old == nil {
+		if placementOnly(&a) {
+			// set_provider_aggregates named a uuid nobody knows: an
+			// aggregate of Placement's alone, made by its members.
+			return pl.members(&models.Aggregate{}, a, "", a.Name, false)
+		}
 		pl.p.newNames = append(pl.p.newNames, a.Name)
 		pl.creates = append(pl.creates, createStep(a))
 		old = &models.Aggregate{Metadata: map[string]string{}}
+		inNova = true
 	} else {
-		if _, known := pl.novaID[a.UUID]; !known {
+		if !inNova {
 			// Placement-only aggregate: only its members can change.
-			if !maps.Equal(old.Metadata, a.Metadata) || old.Name != a.Name {
-				return models.E(models.Invalid, "changes", "aggregate %s exists in placement only: nova has no metadata or name for it", a.Name)
+			if !maps.Equal(old.Metadata, a.Metadata) || old.Name != a.Name || zone(old) != zone(&a) {
+				return models.E(models.Invalid, "changes", "aggregate %s exists in placement only: nova has no name, zone or metadata for it; create a nova aggregate instead", a.Name)
 			}
-		} else if zone(old) != zone(&a) {
-			pl.zones = append(pl.zones, zoneStep(old, a, path, name))
+		} else {
+			if old.Name != a.Name {
+				pl.p.newNames = append(pl.p.newNames, a.Name) // must still be free
+				pl.renames = append(pl.renames, renameStep(old, a, path))
+			}
+			if zone(old) != zone(&a) {
+				pl.zones = append(pl.zones, zoneStep(old, a, path, name))
+			}
 		}
 		pl.p.touchedAggs = append(pl.p.touchedAggs, a.UUID)
 	}
@@ -178,15 +265,23 @@ func (pl *planner) aggregate(a models.Aggregate) error {
 	if len(unset) > 0 {
 		pl.unsets = append(pl.unsets, metadataStep(old, a, path, name, unset))
 	}
-	return pl.members(old, a, path, name)
+	return pl.members(old, a, path, name, inNova)
 }
 
-// members plans the hosts and providers that join or leave aggregate a.
-func (pl *planner) members(old *models.Aggregate, a models.Aggregate, path, name string) error {
+// placementOnly says whether a new aggregate is one Placement makes for a
+// provider's aggregates: named after its uuid, with nothing Nova keeps.
+func placementOnly(a *models.Aggregate) bool {
+	return strings.TrimRight(a.Name, "+") == a.UUID && len(a.Metadata) == 0 && a.AvailabilityZone == nil
+}
+
+// members plans the hosts and providers that join or leave aggregate a;
+// inNova says whether Nova has the aggregate (else every member goes
+// through Placement).
+func (pl *planner) members(old *models.Aggregate, a models.Aggregate, path, name string, inNova bool) error {
 	oldM, newM := setOf(old.Members), setOf(a.Members)
 	for _, u := range a.Members {
 		if !oldM[u] {
-			st, err := memberStep(&a, path, name, u, true, pl.provs, pl.hostOf, pl.kept)
+			st, err := pl.memberStep(&a, path, name, u, true, inNova)
 			if err != nil {
 				return err
 			}
@@ -194,8 +289,8 @@ func (pl *planner) members(old *models.Aggregate, a models.Aggregate, path, name
 		}
 	}
 	for _, u := range old.Members {
-		if !newM[u] {
-			st, err := memberStep(&a, path, name, u, false, pl.provs, pl.hostOf, pl.kept)
+		if !newM[u] && !pl.gone[u] {
+			st, err := pl.memberStep(&a, path, name, u, false, inNova)
 			if err != nil {
 				return err
 			}
@@ -217,7 +312,10 @@ func (pl *planner) deletedAggregate(old models.Aggregate) error {
 	pl.p.touchedAggs = append(pl.p.touchedAggs, old.UUID)
 	undo := []scheduling.Change{{Op: scheduling.OpCreateAggregate, Aggregate: old.Name, AvailabilityZone: old.AvailabilityZone, Metadata: maps.Clone(old.Metadata)}}
 	for _, u := range old.Members {
-		st, err := memberStep(&old, fmt.Sprintf("/os-aggregates/%d", id), old.Name, u, false, pl.provs, pl.hostOf, pl.kept)
+		if pl.gone[u] {
+			continue
+		}
+		st, err := pl.memberStep(&old, fmt.Sprintf("/os-aggregates/%d", id), old.Name, u, false, known)
 		if err != nil {
 			return err
 		}
@@ -225,9 +323,18 @@ func (pl *planner) deletedAggregate(old models.Aggregate) error {
 	}
 	if known {
 		pl.deletes = append(pl.deletes, Step{Kind: "delete", Aggregate: old.Name, AggregateUUID: old.UUID, Service: "nova", Method: "DELETE",
-			Path: fmt.Sprintf("/os-aggregates/%d", id), Openstack: "openstack aggregate delete " + shq(old.Name), undo: undo})
+			Path: fmt.Sprintf("/os-aggregates/%d", id), Openstack: "openstack aggregate delete " + shq(old.Name), undo: undo,
+			noUndo: fmt.Sprintf("aggregate %s (%s) is deleted: the undo draft creates it again, with a new id and uuid", old.Name, old.UUID)})
 	}
 	return nil
+}
+
+// renameStep renames aggregate old to a's name (Nova's PUT).
+func renameStep(old *models.Aggregate, a models.Aggregate, path string) Step {
+	return Step{Kind: "rename", Aggregate: a.Name, AggregateUUID: a.UUID, Service: "nova", Method: "PUT", Path: path,
+		Body:      map[string]any{"aggregate": map[string]any{"name": a.Name}},
+		Openstack: "openstack aggregate set --name " + shq(a.Name) + " " + shq(old.Name),
+		undo:      []scheduling.Change{{Op: scheduling.OpRenameAggregate, Aggregate: a.Name, Value: old.Name}}}
 }
 
 // createStep creates aggregate a with its zone.
@@ -358,9 +465,12 @@ func novaHosts(k *Kept, provs map[string]*models.Provider) map[string]string {
 	return out
 }
 
-func memberStep(a *models.Aggregate, path, name, provider string, add bool, provs map[string]*models.Provider,
-	hostOf map[string]string, k *Kept) (Step, error) {
-	p := provs[provider]
+// memberStep adds (or removes) provider to aggregate a: a compute host
+// through Nova's add_host when Nova has the aggregate (Nova mirrors it into
+// Placement: corral must not write it twice), any other provider through
+// Placement's provider aggregates.
+func (pl *planner) memberStep(a *models.Aggregate, path, name, provider string, add, inNova bool) (Step, error) {
+	p := pl.provs[provider]
 	if p == nil {
 		return Step{}, models.E(models.Invalid, "changes", "no provider %s", provider)
 	}
@@ -369,7 +479,7 @@ func memberStep(a *models.Aggregate, path, name, provider string, add bool, prov
 		undoOp = scheduling.OpAddMember
 	}
 	undo := []scheduling.Change{{Op: undoOp, Aggregate: a.Name, Provider: p.UUID}}
-	if host, ok := hostOf[p.UUID]; ok {
+	if host, ok := pl.hostOf[p.UUID]; ok && inNova {
 		action, cmd := "add_host", "openstack aggregate add host "
 		if !add {
 			action, cmd = "remove_host", "openstack aggregate remove host "
@@ -378,15 +488,20 @@ func memberStep(a *models.Aggregate, path, name, provider string, add bool, prov
 			Service: "nova", Method: "POST", Path: path + "/action", Body: map[string]any{action: map[string]any{"host": host}},
 			Openstack: cmd + shq(name) + " " + shq(host), undo: undo}, nil
 	}
-	if strings.Contains(path, "{id}") || a.UUID == "" {
-		// A new aggregate's uuid is Nova's to choose: Placement cannot be
-		// told about it before it exists.
-		return Step{}, models.E(models.Invalid, "changes", "provider %s is not a compute host: it can join aggregate %s only once the aggregate exists in the cloud (roll out the aggregate first)", p.Name, a.Name)
+	newAgg := strings.Contains(path, "{id}")
+	aggUUID := a.UUID
+	if newAgg {
+		aggUUID = "" // Nova chooses it: known once the create is done
 	}
 	var cur []string
 	var gen int64
-	if kp := k.Placement.Providers[p.UUID]; kp != nil {
+	if kp := pl.kept.Placement.Providers[p.UUID]; kp != nil {
 		cur, gen = slices.Clone(kp.Aggregates), kp.Generation
+	}
+	if !inNova {
+		// An aggregate of Placement's alone exists through its members:
+		// the undo sets the provider's list back.
+		undo = []scheduling.Change{{Op: scheduling.OpSetProviderAggregates, Provider: p.UUID, PlacementFields: scheduling.PlacementFields{Aggregates: append([]string{}, cur...)}}}
 	}
 	next := slices.DeleteFunc(slices.Clone(cur), func(s string) bool { return s == a.UUID })
 	if add {
@@ -398,98 +513,9 @@ func memberStep(a *models.Aggregate, path, name, provider string, add bool, prov
 		flags = append(flags, "--aggregate "+ag)
 	}
 	flags = append(flags, fmt.Sprintf("--generation %d", gen))
-	return Step{Kind: "placement_aggregates", Aggregate: a.Name, AggregateUUID: a.UUID, Provider: p.UUID, ProviderName: p.Name, add: add,
+	return Step{Kind: "placement_aggregates", Aggregate: a.Name, AggregateUUID: aggUUID, Provider: p.UUID, ProviderName: p.Name, add: add, newAgg: newAgg,
 		Service: "placement", Method: "PUT", Path: "/resource_providers/" + p.UUID + "/aggregates",
 		Body:      map[string]any{"aggregates": next, "resource_provider_generation": gen},
 		Openstack: fmt.Sprintf("openstack --os-placement-api-version 1.19 resource provider aggregate set %s %s", strings.Join(flags, " "), p.UUID),
 		undo:      undo}, nil
-}
-
-// flavorSteps sets and removes flavors' extra specs (Nova's
-// os-extra_specs); flavors themselves are not created or deleted.
-func flavorSteps(p *Plan, live, next *models.World) (sets, unsets []Step) {
-	old := map[string]*models.Flavor{}
-	for i := range live.Flavors {
-		old[live.Flavors[i].ID] = &live.Flavors[i]
-	}
-	seen := map[string]bool{}
-	for _, f := range next.Flavors {
-		seen[f.ID] = true
-		o := old[f.ID]
-		if o == nil {
-			p.NotRolledOut = append(p.NotRolledOut, "flavor "+f.Name+": corral does not create flavors in the cloud")
-			continue
-		}
-		set := map[string]any{}
-		var props []string
-		for _, k := range slices.Sorted(maps.Keys(f.ExtraSpecs)) {
-			if ov, ok := o.ExtraSpecs[k]; !ok || ov != f.ExtraSpecs[k] {
-				set[k] = f.ExtraSpecs[k]
-				props = append(props, "--property "+shq(k+"="+f.ExtraSpecs[k]))
-			}
-		}
-		if len(set) > 0 {
-			sets = append(sets, Step{Kind: "flavor_extra_specs", Aggregate: f.Name, Service: "nova", Method: "POST",
-				Path: "/flavors/" + f.ID + "/os-extra_specs", Body: map[string]any{"extra_specs": set},
-				Openstack: "openstack flavor set " + strings.Join(props, " ") + " " + shq(f.Name)})
-		}
-		for _, k := range slices.Sorted(maps.Keys(o.ExtraSpecs)) {
-			if _, ok := f.ExtraSpecs[k]; !ok {
-				unsets = append(unsets, Step{Kind: "flavor_unset_extra_spec", Aggregate: f.Name, Service: "nova", Method: "DELETE",
-					Path: "/flavors/" + f.ID + "/os-extra_specs/" + url.PathEscape(k), Openstack: "openstack flavor unset --property " + shq(k) + " " + shq(f.Name)})
-			}
-		}
-	}
-	for _, f := range live.Flavors {
-		if !seen[f.ID] {
-			p.NotRolledOut = append(p.NotRolledOut, "flavor "+f.Name+": corral does not delete flavors in the cloud")
-		}
-	}
-	return sets, unsets
-}
-
-// traitSteps changes providers' traits in Placement, each guarded by the
-// provider's generation (re-read when the call is made).
-func traitSteps(live, next *models.World, kept *Kept) []Step {
-	old := map[string]*models.Provider{}
-	for i := range live.Providers {
-		old[live.Providers[i].UUID] = &live.Providers[i]
-	}
-	var out []Step
-	for _, pr := range next.Providers {
-		o := old[pr.UUID]
-		if o == nil {
-			continue
-		}
-		a, b := setOf(o.Traits), setOf(pr.Traits)
-		var add, remove []string
-		for _, t := range slices.Sorted(maps.Keys(b)) {
-			if !a[t] {
-				add = append(add, t)
-			}
-		}
-		for _, t := range slices.Sorted(maps.Keys(a)) {
-			if !b[t] {
-				remove = append(remove, t)
-			}
-		}
-		if len(add)+len(remove) == 0 {
-			continue
-		}
-		var gen int64
-		if kp := kept.Placement.Providers[pr.UUID]; kp != nil {
-			gen = kp.Generation
-		}
-		traits := sorted(pr.Traits)
-		var flags []string
-		for _, t := range traits {
-			flags = append(flags, "--trait "+t)
-		}
-		out = append(out, Step{Kind: "provider_traits", Aggregate: pr.Name, Provider: pr.UUID, ProviderName: pr.Name, Service: "placement",
-			Method: "PUT", Path: "/resource_providers/" + pr.UUID + "/traits",
-			Body:      map[string]any{"traits": traits, "resource_provider_generation": gen},
-			Openstack: "openstack --os-placement-api-version 1.6 resource provider trait set " + strings.Join(flags, " ") + " " + pr.UUID,
-			traitsAdd: add, traitsRemove: remove})
-	}
-	return out
 }

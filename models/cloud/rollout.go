@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gophercloud/gophercloud/v2"
+
 	"corral/models"
 	"corral/models/scheduling"
 )
@@ -22,8 +24,9 @@ type RolloutReport struct {
 	NotDone  []Step
 	Mirrored []string // hosts whose Placement copy does not agree after the rollout
 	UndoID   string   // the draft that undoes what was done (on failure)
-	// NoUndo are calls done that a draft cannot express (flavors' extra
-	// specs, traits): undo them by hand.
+	// NoUndo names, after a failure, what the calls done changed that the
+	// undo draft cannot restore (a deleted server group's id, a flavor's
+	// access), each with what to do by hand.
 	NoUndo []string
 	Sync   *SyncResult
 }
@@ -43,7 +46,11 @@ func (c *Client) Rollout(ctx context.Context, st RolloutStore, actor models.Acto
 		r.Drift = drift
 		return r, nil
 	}
-	mirrorChecks := c.makeCalls(ctx, st, actor, plan, r)
+	scoped, err := c.groupClients(ctx, plan)
+	if err != nil {
+		return nil, err
+	}
+	mirrorChecks := c.makeCalls(ctx, st, actor, plan, r, scoped)
 	c.checkMirrors(ctx, mirrorChecks, r)
 	// Bring the change in, whatever happened.
 	res, err := Sync(ctx, st, c, actor, SyncOptions{Connection: connection})
@@ -51,7 +58,7 @@ func (c *Client) Rollout(ctx context.Context, st RolloutStore, actor models.Acto
 		return r, fmt.Errorf("the rollout's calls were made but the re-sync failed: %w", err)
 	}
 	r.Sync = res
-	if r.Failed != nil && len(r.Done) > 0 && slices.ContainsFunc(r.Done, func(s Step) bool { return s.undo != nil }) {
+	if r.Failed != nil {
 		if err := saveUndo(ctx, st, actor, r); err != nil {
 			return r, err
 		}
@@ -62,7 +69,7 @@ func (c *Client) Rollout(ctx context.Context, st RolloutStore, actor models.Acto
 // makeCalls makes the plan's calls in order, each audited, stopping at the
 // first failure; it returns the host membership calls Placement must
 // mirror.
-func (c *Client) makeCalls(ctx context.Context, st RolloutStore, actor models.Actor, plan *Plan, r *RolloutReport) []Step {
+func (c *Client) makeCalls(ctx context.Context, st RolloutStore, actor models.Actor, plan *Plan, r *RolloutReport, scoped map[string]*gophercloud.ServiceClient) []Step {
 	created := map[string]int64{}      // aggregate name → nova id
 	createdUUID := map[string]string{} // aggregate name → nova's uuid
 	var mirrorChecks []Step
@@ -79,7 +86,14 @@ func (c *Client) makeCalls(ctx context.Context, st RolloutStore, actor models.Ac
 			path = strings.Replace(path, "{id}", fmt.Sprint(id), 1)
 			s.Path, s.AggregateUUID = path, createdUUID[s.Aggregate]
 		}
-		answer, callErr := c.call(ctx, &s, path)
+		if s.newAgg {
+			if s.AggregateUUID = createdUUID[s.Aggregate]; s.AggregateUUID == "" {
+				r.Failed, r.Error = &s, "the aggregate was not created"
+				r.NotDone = plan.Steps[i+1:]
+				break
+			}
+		}
+		answer, callErr := c.call(ctx, &s, path, scoped)
 		if callErr == nil && s.Kind == "create" {
 			created[s.Aggregate] = answer["id"].(int64)
 			createdUUID[s.Aggregate] = s.AggregateUUID
@@ -100,7 +114,7 @@ func (c *Client) makeCalls(ctx context.Context, st RolloutStore, actor models.Ac
 
 // call makes one step's call at path; a create answers with the new
 // aggregate's id and uuid (and notes the uuid on s).
-func (c *Client) call(ctx context.Context, s *Step, path string) (map[string]any, error) {
+func (c *Client) call(ctx context.Context, s *Step, path string, scoped map[string]*gophercloud.ServiceClient) (map[string]any, error) {
 	switch s.Kind {
 	case "create":
 		var out struct {
@@ -112,46 +126,11 @@ func (c *Client) call(ctx context.Context, s *Step, path string) (map[string]any
 		s.AggregateUUID = out.Aggregate.UUID
 		return map[string]any{"id": out.Aggregate.ID, "uuid": out.Aggregate.UUID}, nil
 	case "placement_aggregates":
-		// Generations guard the write: read the provider's current
-		// list and generation, change only this aggregate.
-		var cur struct {
-			Aggregates []string `json:"aggregates"`
-			Generation int64    `json:"resource_provider_generation"`
-		}
-		if err := c.get(ctx, c.Placement, strings.TrimPrefix(path, "/"), &cur); err != nil {
-			return nil, err
-		}
-		next := slices.DeleteFunc(cur.Aggregates, func(x string) bool { return x == s.AggregateUUID })
-		if s.add {
-			next = append(next, s.AggregateUUID)
-		}
-		slices.Sort(next)
-		s.Body = map[string]any{"aggregates": next, "resource_provider_generation": cur.Generation}
-		return nil, c.send(ctx, c.Placement, "PUT", strings.TrimPrefix(path, "/"), s.Body, nil, 200)
+		return nil, c.providerAggregates(ctx, s, path)
 	case "provider_traits":
-		var cur struct {
-			Traits     []string `json:"traits"`
-			Generation int64    `json:"resource_provider_generation"`
-		}
-		if err := c.get(ctx, c.Placement, strings.TrimPrefix(path, "/"), &cur); err != nil {
-			return nil, err
-		}
-		next := slices.DeleteFunc(cur.Traits, func(t string) bool { return slices.Contains(s.traitsRemove, t) })
-		for _, t := range s.traitsAdd {
-			if !slices.Contains(next, t) {
-				next = append(next, t)
-			}
-		}
-		slices.Sort(next)
-		s.Body = map[string]any{"traits": next, "resource_provider_generation": cur.Generation}
-		return nil, c.send(ctx, c.Placement, "PUT", strings.TrimPrefix(path, "/"), s.Body, nil, 200)
-	default:
-		ok := []int{200}
-		if s.Method == "DELETE" {
-			ok = []int{200, 204}
-		}
-		return nil, c.send(ctx, c.Compute, s.Method, strings.TrimPrefix(path, "/"), s.Body, nil, ok...)
+		return nil, c.providerTraits(ctx, s, path)
 	}
+	return c.callMore(ctx, s, path, scoped)
 }
 
 // auditCall records one call with its answer (or its status).
@@ -165,11 +144,13 @@ func auditCall(ctx context.Context, st RolloutStore, actor models.Actor, s Step,
 		recorded = map[string]any{"status": status}
 	}
 	objType, objID := "aggregate", s.AggregateUUID
-	switch s.Kind {
-	case "flavor_extra_specs", "flavor_unset_extra_spec":
-		objType, objID = "flavor", strings.Split(strings.TrimPrefix(s.Path, "/flavors/"), "/")[0]
-	case "provider_traits":
+	switch s.Object {
+	case "flavor", "server_group":
+		objType, objID = s.Object, s.id
+	case "provider":
 		objType, objID = "provider", s.Provider
+	case "trait", "resource_class", "quota":
+		objType, objID = s.Object, s.Aggregate
 	}
 	_ = st.AuditCloudCall(context.WithoutCancel(ctx), actor, "rollout-call", objType, objID, s.Aggregate,
 		map[string]any{"call": s.String(), "openstack": s.Openstack}, recorded)
@@ -197,15 +178,26 @@ func (c *Client) checkMirrors(ctx context.Context, mirrorChecks []Step, r *Rollo
 	}
 }
 
-// saveUndo stores the draft that undoes the calls done, last first, and
-// lists those a draft cannot express.
+// saveUndo stores the draft that undoes the calls done, last first (and
+// what the failed call created before it failed), and names what no
+// draft restores.
 func saveUndo(ctx context.Context, st RolloutStore, actor models.Actor, r *RolloutReport) error {
 	var undo []scheduling.Change
+	if r.Failed != nil {
+		undo = append(undo, r.Failed.created...)
+	}
 	for i := len(r.Done) - 1; i >= 0; i-- {
-		undo = append(undo, r.Done[i].undo...)
-		if r.Done[i].undo == nil {
-			r.NoUndo = append(r.NoUndo, r.Done[i].String())
+		s := r.Done[i]
+		undo = append(undo, s.undo...)
+		undo = append(undo, s.created...)
+		if s.noUndo != "" {
+			r.NoUndo = append(r.NoUndo, s.noUndo)
+		} else if s.undo == nil && s.created == nil {
+			r.NoUndo = append(r.NoUndo, "no draft undoes "+s.String()+": "+s.Openstack)
 		}
+	}
+	if len(undo) == 0 {
+		return nil
 	}
 	id, err := st.SaveDraft(ctx, actor, "undo partial rollout", undo)
 	if err != nil {

@@ -77,7 +77,7 @@ func Sync(ctx context.Context, st LiveStore, c *Client, actor models.Actor, o Sy
 		return res, nil
 	}
 	placement, err := json.Marshal(Kept{Placement: snap.Placement, Aggregates: snap.Aggregates, Flavors: snap.Flavors,
-		Hypervisors: snap.Hypervisors, ComputeHosts: snap.ComputeHosts})
+		ServerGroups: snap.ServerGroups, Hypervisors: snap.Hypervisors, ComputeHosts: snap.ComputeHosts})
 	if err != nil {
 		return fail(err)
 	}
@@ -100,11 +100,12 @@ func Sync(ctx context.Context, st LiveStore, c *Client, actor models.Actor, o Sy
 // Placement state (for the incremental read) and Nova's aggregates and
 // hosts (what a rollout checks the cloud against before changing it).
 type Kept struct {
-	Placement    PlacementState   `json:"placement"`
-	Aggregates   []NovaAggregate  `json:"aggregates"`
-	Flavors      []NovaFlavor     `json:"flavors"`
-	Hypervisors  []NovaHypervisor `json:"hypervisors"`
-	ComputeHosts []string         `json:"compute_hosts"`
+	Placement    PlacementState    `json:"placement"`
+	Aggregates   []NovaAggregate   `json:"aggregates"`
+	Flavors      []NovaFlavor      `json:"flavors"`
+	ServerGroups []NovaServerGroup `json:"server_groups"`
+	Hypervisors  []NovaHypervisor  `json:"hypervisors"`
+	ComputeHosts []string          `json:"compute_hosts"`
 }
 
 // LoadKept reads what the last sync kept; nil when there was none.

@@ -230,8 +230,9 @@ func (h *Handler) ProviderDetail(c echo.Context) error {
 		row.Free = max(row.Capacity-row.Used, 0)
 		if row.Capacity > 0 {
 			row.Percent = int(min(100, row.Used*100/row.Capacity))
+			row.Fill = min(100, float64(row.Used)*100/float64(row.Capacity))
 		} else if row.Used > 0 {
-			row.Percent = 100
+			row.Percent, row.Fill = 100, 100
 		}
 		d.Inventory = append(d.Inventory, row)
 	}

@@ -294,9 +294,10 @@ type InventoryRow struct {
 	Reserved int64
 	Ratio    float64
 	Used     int64
-	Capacity int64 // (total − reserved) × ratio
-	Free     int64 // capacity − used, not below 0
-	Percent  int   // used of capacity, 0–100
+	Capacity int64   // (total − reserved) × ratio
+	Free     int64   // capacity − used, not below 0
+	Percent  int     // used of capacity, 0–100
+	Fill     float64 // used of capacity, 0–100 unrounded: the bar's drawn share
 }
 
 // FlavorRow is one line of the flavor list.

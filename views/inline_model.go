@@ -14,6 +14,8 @@ type InlineImpactProps struct {
 	Servers                          []StrandedServer
 	ServersStranded                  int
 	Groups                           []BrokenGroup
+	// Gate is the safety gate the save passes (nil: none shown).
+	Gate *GateProps
 }
 
 // InlineImpactRow is one project × flavor pair the change affects.

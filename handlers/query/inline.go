@@ -11,6 +11,7 @@ import (
 
 	"corral/handlers"
 	"corral/handlers/forms"
+	"corral/handlers/layout"
 	"corral/models"
 	"corral/models/scheduling"
 	"corral/views"
@@ -67,12 +68,15 @@ func inlineImpactOn(live *state, form url.Values, who forms.Who) (*views.InlineI
 	if err != nil {
 		return &views.InlineImpactProps{Error: message(err)}, nil
 	}
-	return inlineImpact(live, changes)
+	return inlineImpact(live, changes, form.Get(layout.ConfirmField))
 }
 
 // inlineImpact computes what changes do: the matrix over the first
-// projects and flavors (and any other project), and the strandings.
-func inlineImpact(live *state, changes []scheduling.Change) (*views.InlineImpactProps, error) {
+// projects and flavors (and any other project), and the safety gate the
+// save passes (the strandings, the pairs left with no host), with the
+// confirmation confirm (the gate's token the form carries) kept ticked
+// while the consequences stay the same.
+func inlineImpact(live *state, changes []scheduling.Change, confirm string) (*views.InlineImpactProps, error) {
 	props := &views.InlineImpactProps{Changes: len(changes)}
 	for _, c := range changes {
 		props.Described = append(props.Described, scheduling.DescribeChange(c))
@@ -114,10 +118,12 @@ func inlineImpact(live *state, changes []scheduling.Change) (*views.InlineImpact
 	if err != nil {
 		return nil, err
 	}
-	st, err := scheduling.Strandings(live.snap, ds)
+	st, err := scheduling.GateBetween(live.snap, ds, changes)
 	if err != nil {
 		return nil, err
 	}
+	gate := layout.GateProps(st, confirm)
+	props.Gate = &gate
 	props.Pairs, props.Dropped, props.Stranded = len(projects)*len(flavors), m.Dropped, m.Stranded
 	for i := range m.Cells {
 		for _, c := range m.Cells[i] {
@@ -223,24 +229,7 @@ func formsWho(c echo.Context) forms.Who {
 	return who
 }
 
-// draftSnapshot indexes w, the live world with changes applied: for
-// changes to aggregates alone it builds on the live snapshot
-// (Snapshot.WithAggregates), a fraction of a whole new snapshot.
+// draftSnapshot indexes w, the live world with changes applied.
 func draftSnapshot(live *state, w *models.World, changes []scheduling.Change) (*scheduling.Snapshot, error) {
-	only, refs := scheduling.OnlyAggregates(changes)
-	if !only {
-		return scheduling.NewSnapshot(w)
-	}
-	changed := map[string]bool{}
-	for _, ref := range refs {
-		if a, ok := live.snap.Aggregate(ref); ok {
-			changed[a.UUID] = true
-		}
-		for i := range w.Aggregates {
-			if a := &w.Aggregates[i]; a.UUID == ref || a.Name == ref {
-				changed[a.UUID] = true
-			}
-		}
-	}
-	return live.snap.WithAggregates(w, changed)
+	return scheduling.DraftSnapshot(live.snap, w, changes)
 }

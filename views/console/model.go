@@ -285,7 +285,13 @@ type ProviderDetailProps struct {
 	Inventory []InventoryRow
 	// CanEdit shows the inventory and trait forms (admins).
 	CanEdit bool
+	// Typed is what the inventory form held when it was refused, shown
+	// again (empty: the form's defaults).
+	Typed InventoryTyped
 }
+
+// InventoryTyped is the inventory form's fields as typed.
+type InventoryTyped struct{ Class, Total, Reserved, Ratio string }
 
 // InventoryRow is one resource class of a provider.
 type InventoryRow struct {
@@ -444,3 +450,11 @@ func itoa(n int) string { return strconv.Itoa(n) }
 func i64(n int64) string { return strconv.FormatInt(n, 10) }
 
 func esc(s string) string { return url.PathEscape(s) }
+
+// orText is s, or def when s is empty.
+func orText(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

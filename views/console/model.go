@@ -334,6 +334,9 @@ type FlavorForm struct {
 	// Fits says on how many hosts one instance finds an allocation
 	// candidate now; empty when unknown.
 	Fits string
+	// FitsByProject is where one instance may land now, per project,
+	// through the whole pipeline.
+	FitsByProject []FlavorFitRow
 	// Private flavors are usable by the Projects on their access list only
 	// (Nova's os-flavor-access, read by a sync).
 	Private  bool
@@ -457,4 +460,16 @@ func orText(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// FlavorFitRow is one project's answer for one instance of a flavor: the
+// hosts it may land on of all hosts, or why none, and the query page
+// that shows each host's verdict. A row with More counts the projects
+// left out.
+type FlavorFitRow struct {
+	Project       string
+	Passed, Hosts int
+	Error         string
+	XRay          string
+	More          int
 }

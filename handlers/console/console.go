@@ -271,5 +271,20 @@ func (h *Handler) apply(c echo.Context, changes []scheduling.Change) (*schedulin
 	if err := layout.CheckGate(c, snap, changes); err != nil {
 		return nil, err
 	}
-	return h.env.Writer.Apply(c.Request().Context(), handlers.Actor(c), changes)
+	unknown := scheduling.UnknownProjects(snap.World(), changes)
+	applied, err := h.env.Writer.Apply(c.Request().Context(), handlers.Actor(c), changes)
+	if err == nil {
+		for _, p := range unknown {
+			if p != currentProject(c) {
+				handlers.AddFlash(c, handlers.FlashWarning, unknownProjectMessage(p))
+			}
+		}
+	}
+	return applied, err
+}
+
+// unknownProjectMessage warns of a project nothing in corral names: most
+// often a typing mistake.
+func unknownProjectMessage(p string) string {
+	return fmt.Sprintf("Project “%s” is not known to corral: no tenant tag, server, server group or flavor access list names it. Check the spelling.", p)
 }

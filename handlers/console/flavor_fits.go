@@ -2,7 +2,6 @@ package console
 
 import (
 	"net/url"
-	"slices"
 
 	"corral/models"
 	"corral/models/scheduling"
@@ -18,23 +17,7 @@ const flavorFitProjects = 8
 // names (the first few) and for a project it does not name: where each
 // may land now, with the query page's address that shows why.
 func flavorFitsByProject(snap *scheduling.Snapshot, fl *models.Flavor) []cv.FlavorFitRow {
-	w := snap.World()
-	var named []string
-	for _, a := range w.Aggregates {
-		for k, v := range a.Metadata {
-			if scheduling.IsTenantKey(k) {
-				named = append(named, scheduling.TenantProjects(v)...)
-			}
-		}
-	}
-	for _, s := range w.Servers {
-		named = append(named, s.ProjectID)
-	}
-	for _, g := range w.ServerGroups {
-		named = append(named, g.ProjectID)
-	}
-	slices.Sort(named)
-	named = slices.DeleteFunc(slices.Compact(named), func(p string) bool { return p == "" })
+	named := scheduling.KnownProjects(snap.World())
 	more := max(len(named)-flavorFitProjects, 0)
 	named = named[:min(len(named), flavorFitProjects)]
 	var rows []cv.FlavorFitRow

@@ -124,6 +124,7 @@ func inlineImpact(live *state, changes []scheduling.Change, confirm string) (*vi
 	}
 	gate := layout.GateProps(st, confirm)
 	props.Gate = &gate
+	props.Unknown = scheduling.UnknownProjects(live.world, changes)
 	props.Pairs, props.Dropped, props.Stranded = len(projects)*len(flavors), m.Dropped, m.Stranded
 	for i := range m.Cells {
 		for _, c := range m.Cells[i] {

@@ -4,8 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"slices"
-	"strings"
+		"strings"
 
 	"corral/models"
 )
@@ -220,22 +219,7 @@ func gatePairs(live, draft *Snapshot, changes []Change) (projects, flavors []str
 		}
 	}
 	w := live.world
-	var named []string
-	for _, a := range w.Aggregates {
-		for k, v := range a.Metadata {
-			if IsTenantKey(k) {
-				named = append(named, TenantProjects(v)...)
-			}
-		}
-	}
-	for _, s := range w.Servers {
-		named = append(named, s.ProjectID)
-	}
-	for _, gr := range w.ServerGroups {
-		named = append(named, gr.ProjectID)
-	}
-	slices.Sort(named)
-	for _, p := range slices.Compact(named) {
+	for _, p := range KnownProjects(w) {
 		if len(projects) == gateProjects {
 			break
 		}

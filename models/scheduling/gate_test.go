@@ -87,3 +87,24 @@ func TestGateOf(t *testing.T) {
 		t.Error("a change that does not apply passed the gate")
 	}
 }
+
+// A tenant tag or a server group for a project the world names nowhere
+// is reported; known projects (tenant tags, servers, groups, flavor
+// access lists) are not.
+func TestUnknownProjects(t *testing.T) {
+	w := smallRunningWorld(t)
+	w.Flavors[0].Projects = []string{"p9"}
+	got := UnknownProjects(w, []Change{
+		{Op: OpAddTenant, Aggregate: "gpu", Project: "p1"},
+		{Op: OpAddTenant, Aggregate: "gpu", Project: "p9"},
+		{Op: OpAddTenant, Aggregate: "gpu", Project: "nosuchproject"},
+		{Op: OpCreateServerGroup, ServerGroup: "g", Project: "globx", Policy: "affinity"},
+		{Op: OpRemoveTenant, Aggregate: "gpu", Project: "gone"},
+	})
+	if strings.Join(got, ",") != "nosuchproject,globx" {
+		t.Errorf("unknown projects %v, want nosuchproject and globx", got)
+	}
+	if k := KnownProjects(w); strings.Join(k, ",") != "p1,p9" {
+		t.Errorf("known projects %v", k)
+	}
+}

@@ -4,7 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-		"strings"
+	"strings"
 
 	"corral/models"
 )

@@ -39,6 +39,59 @@ const (
 func registerInline(console *echo.Group, h *Handler, admin echo.MiddlewareFunc) {
 	handlers.Body(handlers.ListForm, console.POST("/impact/inline", h.InlineImpact))
 	handlers.Body(handlers.ListForm, console.POST("/drafts/stage", h.StageDraft, admin))
+	console.GET("/drafts/open-options", h.OpenDraftOptions, admin)
+}
+
+// maxDraftChoices caps the open drafts "Stage as draft" offers.
+const maxDraftChoices = 50
+
+// OpenDraftOptions is GET /drafts/open-options: the open drafts a form's
+// "Stage as draft" may add its changes to, newest first, as options.
+func (h *Handler) OpenDraftOptions(c echo.Context) error {
+	ds, err := h.env.Store.ListDrafts(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	var open []views.Option
+	for i := range ds[:min(len(ds), maxDraftChoices)] {
+		d := &ds[i]
+		cs, _ := d.DraftChanges()
+		open = append(open, views.Option{Value: d.ID, Label: fmt.Sprintf("draft “%s” (%s)", d.Name, views.Plural(len(cs), "change", "changes"))})
+	}
+	return handlers.Render(c, http.StatusOK, views.DraftChoices(open))
+}
+
+// stageInto appends a form's changes to the open draft id, checked with
+// the draft's own changes against live data, and sends the browser to
+// the draft, whose page previews them together.
+func (h *Handler) stageInto(c echo.Context, live *state, id string, changes []scheduling.Change, back string) error {
+	ctx := c.Request().Context()
+	fail := func(err error) error {
+		if models.KindOf(err) == models.Internal {
+			return err
+		}
+		handlers.AddFlash(c, views.FlashError, "Nothing was staged: "+message(err))
+		return handlers.SeeOther(c, back)
+	}
+	d, err := h.env.Store.GetDraft(ctx, id)
+	if err != nil {
+		return fail(err)
+	}
+	existing, err := d.DraftChanges()
+	if err != nil {
+		return err
+	}
+	all := append(slices.Clone(existing), changes...)
+	if _, err := scheduling.ApplyChanges(live.world, all); err != nil {
+		return fail(err)
+	}
+	if _, err := h.env.Store.SetDraftChanges(ctx, handlers.Actor(c), d.ID, d.Version, all); err != nil {
+		return fail(err)
+	}
+	h.forgetDraft(d.ID)
+	handlers.AddFlash(c, views.FlashSuccess, fmt.Sprintf("Added %s to draft %q; nothing live changed. Its page previews all its changes together.",
+		views.Plural(len(changes), "change", "changes"), d.Name))
+	return handlers.SeeOther(c, "/drafts/"+d.ID)
 }
 
 // inlineChanges turns a submitted console form into the draft changes it
@@ -205,6 +258,9 @@ func (h *Handler) StageDraft(c echo.Context) error {
 		}
 		handlers.AddFlash(c, views.FlashError, "Nothing was staged: "+message(err))
 		return handlers.SeeOther(c, back)
+	}
+	if into := strings.TrimSpace(form.Get("stage_draft")); into != "" {
+		return h.stageInto(c, live, into, changes, back)
 	}
 	d, err := h.env.Store.CreateDraft(ctx, handlers.Actor(c), title+" (staged)")
 	if err == nil {

@@ -89,25 +89,53 @@ func TestScreenshotsOfTheWritePages(t *testing.T) {
 }
 
 // gatePages are the pages the safety gate and the capacity bars changed:
-// a provider with inventory, a flavor, a draft with consequences, its
-// apply page and the query page against it.
+// a provider with inventory in use, a flavor, a draft that takes a project
+// off its tenant aggregate, its apply page and the query page against
+// it. The demo's own names first; on a generated cloud, the first that
+// fit.
 func gatePages(t *testing.T, app *webtest.App) []string {
 	t.Helper()
 	ctx := context.Background()
-	var pages []string
-	if p, err := app.Store.GetProvider(ctx, "numa3_1"); err == nil {
-		pages = append(pages, "/providers/"+p.UUID)
-	}
-	if f, err := app.Store.GetFlavor(ctx, "m1.ssd"); err == nil {
-		pages = append(pages, "/flavors/"+f.ID)
-	}
-	admin := store.Actor{Name: app.AdminName}
-	d, err := app.Store.CreateDraft(ctx, admin, "drop acme")
+	snap, _, err := app.Store.Live().Get(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := app.Store.SetDraftChanges(ctx, admin, d.ID, d.Version, []scheduling.Change{{Op: scheduling.OpRemoveTenant, Aggregate: "tenant-acme", Project: "acme"}}); err == nil {
-		pages = append(pages, "/drafts/"+d.ID, "/drafts/"+d.ID+"/apply", "/query?draft="+d.ID)
+	w := snap.World()
+	var pages []string
+	if p, ok := snap.Provider("numa3_1"); ok {
+		pages = append(pages, "/providers/"+p.UUID)
+	} else {
+		for _, p := range w.Providers {
+			if len(p.Usages) > 0 {
+				pages = append(pages, "/providers/"+p.UUID)
+				break
+			}
+		}
 	}
-	return pages
+	if f, ok := snap.Flavor("m1.ssd"); ok {
+		pages = append(pages, "/flavors/"+f.ID)
+	} else if len(w.Flavors) > 0 {
+		pages = append(pages, "/flavors/"+w.Flavors[0].ID)
+	}
+	var untag *scheduling.Change
+	for _, a := range w.Aggregates {
+		if ps := scheduling.TenantTags(a.Metadata); len(ps) > 0 {
+			untag = &scheduling.Change{Op: scheduling.OpRemoveTenant, Aggregate: a.Name, Project: ps[0]}
+			if a.Name == "tenant-acme" {
+				break
+			}
+		}
+	}
+	if untag == nil {
+		return pages
+	}
+	admin := store.Actor{Name: app.AdminName}
+	d, err := app.Store.CreateDraft(ctx, admin, "drop "+untag.Project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := app.Store.SetDraftChanges(ctx, admin, d.ID, d.Version, []scheduling.Change{*untag}); err != nil {
+		t.Fatal(err)
+	}
+	return append(pages, "/drafts/"+d.ID, "/drafts/"+d.ID+"/apply", "/query?draft="+d.ID)
 }

@@ -63,6 +63,10 @@ type DraftProps struct {
 	Policies         []Option
 	CanEdit          bool
 	Error            string
+	// Gate is the draft's impact on live data: pairs that lose and gain
+	// hosts, what applying it strands (nil when it has no changes, or
+	// when it cannot be judged).
+	Gate *GateProps
 }
 
 // DraftConfirmProps is the page that asks before applying or discarding.
@@ -76,6 +80,8 @@ type DraftConfirmProps struct {
 	Conflicts []string
 	Stranded  int
 	Broken    int
+	// Gate is what applying does; its confirmation goes with the apply.
+	Gate *GateProps
 }
 
 // AppliedDraft is a recently applied draft that can be reverted.

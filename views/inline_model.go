@@ -14,6 +14,11 @@ type InlineImpactProps struct {
 	Servers                          []StrandedServer
 	ServersStranded                  int
 	Groups                           []BrokenGroup
+	// Gate is the safety gate the save passes (nil: none shown).
+	Gate *GateProps
+	// Unknown are the projects the changes name that nothing in corral
+	// names (a typing mistake, most often).
+	Unknown []string
 }
 
 // InlineImpactRow is one project × flavor pair the change affects.

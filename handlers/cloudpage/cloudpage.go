@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -16,6 +17,7 @@ import (
 	"corral/handlers/layout"
 	"corral/models"
 	"corral/models/cloud"
+	"corral/models/scheduling"
 	"corral/models/store"
 	"corral/views/cloudview"
 )
@@ -78,6 +80,14 @@ func (h *page) plan(c echo.Context) error {
 	}
 	pl := planProps(p)
 	pl.CanRollout = isAdmin(c) && len(p.Steps) > 0
+	g, err := h.rolloutGate(c.Request().Context(), p.DraftID)
+	if err != nil {
+		return err
+	}
+	if g != nil {
+		gate := layout.GateProps(g, "")
+		pl.Gate = &gate
+	}
 	return handlers.Render(c, http.StatusOK, cloudview.Plan(layout.Page(c, "Rollout", "cloud"), pl))
 }
 
@@ -92,6 +102,16 @@ func (h *page) rollout(c echo.Context) error {
 	p, err := cloud.PlanDraft(ctx, h.env.Store, c.Param("id"))
 	if err != nil {
 		return err
+	}
+	// The safety gate: a rollout that strands servers, breaks groups or
+	// leaves a pair with no host needs the confirmation of exactly those.
+	g, err := h.rolloutGate(ctx, p.DraftID)
+	if err != nil {
+		return err
+	}
+	if g != nil && !g.Confirmed(c.FormValue(layout.ConfirmField)) {
+		handlers.AddFlash(c, handlers.FlashError, "Nothing was sent: this rollout "+strings.Join(g.Consequences(), "; ")+". Tick the box below to confirm these consequences.")
+		return c.Redirect(http.StatusSeeOther, "/cloud/drafts/"+p.DraftID)
 	}
 	u := handlers.CurrentUser(c)
 	rep, err := s.Rollout(ctx, models.Actor{Name: u.Name, Via: "console", Role: u.Role, ProjectID: u.ProjectID}, p)
@@ -130,6 +150,28 @@ func (h *page) rollout(c echo.Context) error {
 }
 
 type page struct{ env *handlers.Env }
+
+// rolloutGate judges a draft's changes against live data (the synced
+// mirror): nil when they do not apply, which the rollout reports itself.
+func (h *page) rolloutGate(ctx context.Context, id string) (*scheduling.Gate, error) {
+	d, err := h.env.Store.GetDraft(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := d.DraftChanges()
+	if err != nil || len(changes) == 0 {
+		return nil, nil
+	}
+	snap, _, err := h.env.Store.Live().Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	g, err := scheduling.GateOf(snap, changes)
+	if err != nil && models.KindOf(err) != models.Internal {
+		return nil, nil
+	}
+	return g, err
+}
 
 func (h *page) show(c echo.Context) error {
 	p := layout.Page(c, "Cloud", "cloud")

@@ -325,7 +325,7 @@ func TestTenantTags(t *testing.T) {
 	}
 
 	// Remove.
-	c.Follow(path, path+"/tenants/remove", url.Values{"value": {"acme-dev"}, "generation": {gen(cur.Generation)}})
+	c.FollowConfirmed(path, path+"/tenants/remove", url.Values{"value": {"acme-dev"}, "generation": {gen(cur.Generation)}})
 	if md := a.aggregate(agg.UUID).Metadata; md["filter_tenant_id2"] != "" || md["filter_tenant_id"] != "acme" {
 		t.Errorf("after remove %v", md)
 	}
@@ -356,7 +356,7 @@ func TestReservationTags(t *testing.T) {
 	c := a.as(a.AdminName)
 	agg := a.aggregate("aggB")
 	path := "/aggregates/" + agg.UUID
-	page := c.Follow(path, path+"/reservations", url.Values{"reservation": {"r77"}, "generation": {gen(agg.Generation)}})
+	page := c.FollowConfirmed(path, path+"/reservations", url.Values{"reservation": {"r77"}, "generation": {gen(agg.Generation)}})
 	if got := page.Text(t, "flash-success"); !strings.Contains(got, "reservation:r77") {
 		t.Errorf("flash = %q", got)
 	}

@@ -148,6 +148,9 @@ func TestBrowserRefusedFormsComeBackOnAGetAddress(t *testing.T) {
 		chromedp.WaitVisible(id("flavor-form")),
 		chromedp.SendKeys(css(`[data-testid="specs-editor"] input[name="key"]`), "aggregate_instance_extra_specs:x"),
 		chromedp.SendKeys(css(`[data-testid="specs-editor"] input[name="value"]`), "<or>"),
+		// The preview above the button says it first (and moves the
+		// button down), as a person sees before clicking.
+		chromedp.WaitVisible(id("inline-impact-error")),
 		chromedp.Click(id("flavor-submit")),
 		chromedp.WaitVisible(css(`[data-testid="specs-editor"] [data-testid="kv-error"]`)),
 	)

@@ -22,6 +22,7 @@ import (
 
 	"corral/handlers"
 	"corral/handlers/forms"
+	"corral/handlers/layout"
 	"corral/models"
 	"corral/models/scheduling"
 	"corral/models/store"
@@ -37,48 +38,48 @@ func Register(g *echo.Group, env *handlers.Env) {
 
 	g.GET("/aggregates", h.AggregateList)
 	g.GET("/aggregates/new", h.AggregateNew, admin)
-	handlers.Body(handlers.SmallForm, g.POST("/aggregates", h.AggregateCreate, admin))
+	handlers.Body(handlers.SmallForm, g.POST("/aggregates", h.AggregateCreate, admin, layout.Review))
 	g.GET("/aggregates/:id", h.AggregateDetail)
 	g.GET("/aggregates/:id/picker", h.AggregatePicker)
-	handlers.Body(handlers.SmallForm, g.POST("/aggregates/:id", h.AggregateUpdate, admin))
-	handlers.Body(handlers.SmallForm, g.POST("/aggregates/:id/metadata", h.AggregateMetadata, admin))
+	handlers.Body(handlers.SmallForm, g.POST("/aggregates/:id", h.AggregateUpdate, admin, layout.Review))
+	handlers.Body(handlers.SmallForm, g.POST("/aggregates/:id/metadata", h.AggregateMetadata, admin, layout.Review))
 	handlers.Body(handlers.SmallForm, g.POST("/aggregates/:id/metadata/validate", h.AggregateMetadataValidate))
-	handlers.Body(handlers.SmallForm, g.POST("/aggregates/:id/tenants", h.TenantAdd, admin))
-	handlers.Body(handlers.SmallForm, g.POST("/aggregates/:id/tenants/remove", h.TenantRemove, admin))
-	handlers.Body(handlers.SmallForm, g.POST("/aggregates/:id/reservations", h.ReservationAdd, admin))
-	handlers.Body(handlers.SmallForm, g.POST("/aggregates/:id/reservations/remove", h.ReservationRemove, admin))
-	handlers.Body(handlers.ListForm, g.POST("/aggregates/:id/members", h.MembersAdd, admin))
-	handlers.Body(handlers.ListForm, g.POST("/aggregates/:id/members/remove", h.MembersRemove, admin))
+	handlers.Body(handlers.SmallForm, g.POST("/aggregates/:id/tenants", h.TenantAdd, admin, layout.Review))
+	handlers.Body(handlers.SmallForm, g.POST("/aggregates/:id/tenants/remove", h.TenantRemove, admin, layout.Review))
+	handlers.Body(handlers.SmallForm, g.POST("/aggregates/:id/reservations", h.ReservationAdd, admin, layout.Review))
+	handlers.Body(handlers.SmallForm, g.POST("/aggregates/:id/reservations/remove", h.ReservationRemove, admin, layout.Review))
+	handlers.Body(handlers.ListForm, g.POST("/aggregates/:id/members", h.MembersAdd, admin, layout.Review))
+	handlers.Body(handlers.ListForm, g.POST("/aggregates/:id/members/remove", h.MembersRemove, admin, layout.Review))
 	g.GET("/aggregates/:id/delete", h.AggregateConfirmDelete, admin)
-	handlers.Body(handlers.SmallForm, g.POST("/aggregates/:id/delete", h.AggregateDelete, admin))
+	handlers.Body(handlers.SmallForm, g.POST("/aggregates/:id/delete", h.AggregateDelete, admin, layout.Review))
 
 	g.GET("/providers", h.ProviderList)
 	g.GET("/providers/:id", h.ProviderDetail)
-	handlers.Body(handlers.SmallForm, g.POST("/providers/:id/inventory", h.ProviderInventory, admin))
-	handlers.Body(handlers.SmallForm, g.POST("/providers/:id/traits", h.ProviderTraits, admin))
+	handlers.Body(handlers.SmallForm, g.POST("/providers/:id/inventory", h.ProviderInventory, admin, layout.Review))
+	handlers.Body(handlers.SmallForm, g.POST("/providers/:id/traits", h.ProviderTraits, admin, layout.Review))
 
 	g.GET("/flavors", h.FlavorList)
 	g.GET("/flavors/new", h.FlavorNew, admin)
-	handlers.Body(handlers.SmallForm, g.POST("/flavors", h.FlavorCreate, admin))
+	handlers.Body(handlers.SmallForm, g.POST("/flavors", h.FlavorCreate, admin, layout.Review))
 	handlers.Body(handlers.SmallForm, g.POST("/flavors/validate", h.FlavorSpecsValidate))
 	g.GET("/flavors/:id", h.FlavorDetail)
-	handlers.Body(handlers.SmallForm, g.POST("/flavors/:id", h.FlavorUpdate, admin))
+	handlers.Body(handlers.SmallForm, g.POST("/flavors/:id", h.FlavorUpdate, admin, layout.Review))
 	g.GET("/flavors/:id/delete", h.FlavorConfirmDelete, admin)
-	handlers.Body(handlers.SmallForm, g.POST("/flavors/:id/delete", h.FlavorDelete, admin))
+	handlers.Body(handlers.SmallForm, g.POST("/flavors/:id/delete", h.FlavorDelete, admin, layout.Review))
 
 	g.GET("/server-groups", h.GroupList)
 	g.GET("/server-groups/new", h.GroupNew, member)
-	handlers.Body(handlers.SmallForm, g.POST("/server-groups", h.GroupCreate, member))
+	handlers.Body(handlers.SmallForm, g.POST("/server-groups", h.GroupCreate, member, layout.Review))
 	g.GET("/server-groups/:id", h.GroupDetail)
-	handlers.Body(handlers.ListForm, g.POST("/server-groups/:id/members", h.GroupMembersAdd, member))
-	handlers.Body(handlers.ListForm, g.POST("/server-groups/:id/members/remove", h.GroupMembersRemove, member))
+	handlers.Body(handlers.ListForm, g.POST("/server-groups/:id/members", h.GroupMembersAdd, member, layout.Review))
+	handlers.Body(handlers.ListForm, g.POST("/server-groups/:id/members/remove", h.GroupMembersRemove, member, layout.Review))
 	g.GET("/server-groups/:id/delete", h.GroupConfirmDelete, member)
-	handlers.Body(handlers.SmallForm, g.POST("/server-groups/:id/delete", h.GroupDelete, member))
+	handlers.Body(handlers.SmallForm, g.POST("/server-groups/:id/delete", h.GroupDelete, member, layout.Review))
 
 	g.GET("/servers", h.ServerList)
 
 	g.GET("/settings", h.Settings)
-	handlers.Body(handlers.SmallForm, g.POST("/settings", h.SettingsSave, admin))
+	handlers.Body(handlers.SmallForm, g.POST("/settings", h.SettingsSave, admin, layout.Review))
 	h.registerQuotas(g)
 }
 
@@ -136,7 +137,8 @@ func isStale(err error) bool {
 // userError reports whether err is the user's to fix (shown on the page)
 // rather than a fault to return to the error handler.
 func userError(err error) bool {
-	return err != nil && models.KindOf(err) != models.Internal
+	var gate *layout.GateRefusal
+	return err != nil && models.KindOf(err) != models.Internal && !errors.As(err, &gate)
 }
 
 // queryList reads q, sort and desc for a list page.
@@ -259,7 +261,33 @@ func mergeErrors(dst, kept map[string]string) {
 }
 
 // apply hands a form's changes to the one write path (Env.Writer), as the
-// signed-in user.
+// signed-in user, once they pass the safety gate: changes that strand
+// running servers, break server groups or leave a project × flavor pair
+// with no host need the form's confirmation of exactly those (a
+// *layout.GateRefusal otherwise, which layout.Review turns into the page
+// that asks for it).
 func (h *Handler) apply(c echo.Context, changes []scheduling.Change) (*scheduling.Applied, error) {
-	return h.env.Writer.Apply(c.Request().Context(), handlers.Actor(c), changes)
+	snap, err := h.snapshot(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := layout.CheckGate(c, snap, changes); err != nil {
+		return nil, err
+	}
+	unknown := scheduling.UnknownProjects(snap.World(), changes)
+	applied, err := h.env.Writer.Apply(c.Request().Context(), handlers.Actor(c), changes)
+	if err == nil {
+		for _, p := range unknown {
+			if p != currentProject(c) {
+				handlers.AddFlash(c, handlers.FlashWarning, unknownProjectMessage(p))
+			}
+		}
+	}
+	return applied, err
+}
+
+// unknownProjectMessage warns of a project nothing in corral names: most
+// often a typing mistake.
+func unknownProjectMessage(p string) string {
+	return fmt.Sprintf("Project “%s” is not known to corral: no tenant tag, server, server group or flavor access list names it. Check the spelling.", p)
 }

@@ -178,6 +178,7 @@ func (h *Handler) FlavorDetail(c echo.Context) error {
 			f.Fits = fmt.Sprintf("Fits on %d of %d hosts now (allocation candidates for %s; aggregates and host filters not applied).",
 				fit.Fit, fit.Hosts, flavorResources(fl))
 		}
+		f.FitsByProject = flavorFitsByProject(snap, fl)
 	}
 	return h.renderFlavor(c, http.StatusOK, f)
 }

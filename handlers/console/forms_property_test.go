@@ -81,7 +81,7 @@ func TestEveryFormSavesWhatItsInlineImpactPreviews(t *testing.T) {
 				post[k] = slices.Clone(v)
 			}
 			post.Set("_csrf", csrf)
-			if r := c.Post(fc.action, post); r.StatusCode != http.StatusSeeOther {
+			if r := c.Confirm(c.Post(fc.action, post), fc.action); r.StatusCode != http.StatusSeeOther {
 				t.Fatalf("%s: POST %s answered %d, want 303", label, fc.action, r.StatusCode)
 			}
 			after, _, err := a.Store.LoadWorld(ctx)

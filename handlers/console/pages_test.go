@@ -234,7 +234,7 @@ func TestFlavorPages(t *testing.T) {
 		t.Fatalf("stored %+v %v", fl, err)
 	}
 	path := "/flavors/" + fl.ID
-	page = c.Follow(path, path, url.Values{"name": {"f1"}, "vcpus": {"2"}, "ram_mb": {"4096"}, "disk_gb": {"10"}, "generation": {gen(fl.Generation)},
+	page = c.FollowConfirmed(path, path, url.Values{"name": {"f1"}, "vcpus": {"2"}, "ram_mb": {"4096"}, "disk_gb": {"10"}, "generation": {gen(fl.Generation)},
 		"key": {"aggregate_instance_extra_specs:ssd", "aggregate_instance_extra_specs:gpu"}, "value": {"s!= true", "<in> a100"}})
 	if got := page.Text(t, "flash-success"); !strings.Contains(got, "1 added, 1 changed, 0 removed") {
 		t.Errorf("flash %q", got)
@@ -358,7 +358,7 @@ func TestSettingsPage(t *testing.T) {
 	if _, g, _ := a.Store.GetSettings(context.Background()); g != 0 {
 		t.Fatal("refused settings were saved")
 	}
-	page := c.Follow("/settings", "/settings", form(0))
+	page := c.FollowConfirmed("/settings", "/settings", form(0))
 	if got := page.Text(t, "flash-success"); !strings.Contains(got, models.FilterAggregateInstanceType+" → "+models.FilterAggregateMultiTenancy) {
 		t.Errorf("flash %q", got)
 	}

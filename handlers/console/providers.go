@@ -230,12 +230,16 @@ func (h *Handler) ProviderDetail(c echo.Context) error {
 		row.Free = max(row.Capacity-row.Used, 0)
 		if row.Capacity > 0 {
 			row.Percent = int(min(100, row.Used*100/row.Capacity))
+			row.Fill = min(100, float64(row.Used)*100/float64(row.Capacity))
 		} else if row.Used > 0 {
-			row.Percent = 100
+			row.Percent, row.Fill = 100, 100
 		}
 		d.Inventory = append(d.Inventory, row)
 	}
 	d.CanEdit = isAdmin(c)
+	if d.CanEdit {
+		d.Typed = typedInventory(c)
+	}
 	return handlers.Render(c, http.StatusOK, cv.ProviderDetail(layout.Page(c, p.Name, "providers"), d))
 }
 
@@ -291,6 +295,18 @@ func (h *Handler) providerForm(c echo.Context, kind string, saved func(forms.Rea
 	if err != nil {
 		return err
 	}
+	if kind == forms.KindInventory && params.Get("delete") == "" {
+		// A refused inventory comes back with what was typed.
+		q := url.Values{}
+		for _, k := range []string{"class", "total", "reserved", "allocation_ratio"} {
+			if v := params.Get(k); v != "" && len(v) <= maxTypedInventory {
+				q.Set("typed_"+k, v)
+			}
+		}
+		if len(q) > 0 {
+			back += "?" + q.Encode()
+		}
+	}
 	if read.Refused() {
 		return redirectFlash(c, handlers.FlashError, read.FirstError(), back)
 	}
@@ -304,5 +320,21 @@ func (h *Handler) providerForm(c echo.Context, kind string, saved func(forms.Rea
 		}
 		return redirectFlash(c, handlers.FlashError, errMsg(err), back)
 	}
-	return redirectFlash(c, handlers.FlashSuccess, saved(read, params), back)
+	return redirectFlash(c, handlers.FlashSuccess, saved(read, params), "/providers/"+p.UUID)
+}
+
+// maxTypedInventory bounds each typed value a refused inventory form
+// brings back in its address.
+const maxTypedInventory = 100
+
+// typedInventory reads back what a refused inventory form held.
+func typedInventory(c echo.Context) cv.InventoryTyped {
+	v := func(k string) string {
+		s := c.QueryParam("typed_" + k)
+		if len(s) > maxTypedInventory {
+			return ""
+		}
+		return s
+	}
+	return cv.InventoryTyped{Class: v("class"), Total: v("total"), Reserved: v("reserved"), Ratio: v("allocation_ratio")}
 }

@@ -129,7 +129,7 @@ func (h *Handler) SettingsSave(c echo.Context) error {
 			changes = []scheduling.Change{{Op: scheduling.OpSetSettings, Settings: &scheduling.SettingsOverride{}}}
 		}
 		changes[0].Generation = &gen
-		_, err = h.env.Writer.Apply(ctx, handlers.Actor(c), changes)
+		_, err = h.apply(c, changes)
 	}
 	if err != nil {
 		if !userError(err) {

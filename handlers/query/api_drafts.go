@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -323,9 +324,59 @@ func (h *Handler) strandings(ctx context.Context, id string) (*scheduling.Strand
 	return st, d, err
 }
 
-// applyBody is POST /api/drafts/:id/apply.
+// draftGate judges what applying a draft does to live data: the safety
+// gate its apply passes (scheduling.GateBetween on the draft's world).
+func (h *Handler) draftGate(ctx context.Context, d *store.Draft) (*scheduling.Gate, error) {
+	live, rev, err := h.liveState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := h.draftWorld(ctx, d, live, rev)
+	if err != nil {
+		return nil, err
+	}
+	return scheduling.GateBetween(live.snap, ds.st.snap, ds.changes)
+}
+
+// applyGate is the gate of applying draft id at version; nil when the
+// write path refuses the apply anyway (another version, a conflict), with
+// its own message.
+func (h *Handler) applyGate(ctx context.Context, id string, version int64) (*scheduling.Gate, error) {
+	d, err := h.env.Store.GetDraft(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	conflicts, err := h.env.Store.DraftConflicts(ctx, d)
+	if err != nil || version != d.Version || len(conflicts) > 0 {
+		return nil, err
+	}
+	g, err := h.draftGate(ctx, d)
+	if err != nil && models.KindOf(err) != models.Internal {
+		return nil, nil
+	}
+	return g, err
+}
+
+// applyBody is POST /api/drafts/:id/apply. Confirm agrees to the
+// consequences the draft has (servers stranded, groups broken, pairs
+// left with no host); without it such a draft is not applied.
 type applyBody struct {
 	Version *int64 `json:"version"`
+	Confirm bool   `json:"confirm"`
+}
+
+// gateAnswer is the 409 of an apply that needs "confirm": the API's
+// error, and the consequences to agree to.
+type gateAnswer struct {
+	Error        gateError        `json:"error"`
+	Consequences *scheduling.Gate `json:"consequences"`
+}
+
+type gateError struct {
+	Status  int    `json:"status"`
+	Kind    string `json:"kind"`
+	Field   string `json:"field"`
+	Message string `json:"message"`
 }
 
 // applied is the answer to an apply: the audit event that records it,
@@ -347,6 +398,16 @@ func (h *Handler) APIApplyDraft(c echo.Context) error {
 		return models.E(models.Invalid, "version", "give the draft's version (from GET /api/drafts/:id) to confirm what you reviewed")
 	}
 	id := c.Param("id")
+	if !body.Confirm {
+		g, err := h.applyGate(ctx, id, *body.Version)
+		if err != nil {
+			return err
+		}
+		if g != nil && g.NeedsConfirmation() {
+			return c.JSON(http.StatusConflict, gateAnswer{Consequences: g, Error: gateError{Status: http.StatusConflict,
+				Kind: strings.ReplaceAll(models.Conflict.String(), " ", "_"), Field: "confirm", Message: message(g.Refusal("confirm"))}})
+		}
+	}
 	if _, err := h.env.Writer.ApplyDraft(ctx, handlers.Actor(c), id, *body.Version); err != nil {
 		return err
 	}

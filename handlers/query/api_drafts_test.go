@@ -127,7 +127,12 @@ func TestDraftsAPIWholeLifecycle(t *testing.T) {
 	var ap struct {
 		AuditEvent int64 `json:"audit_event"`
 	}
-	if code := c.api("POST", "/api/drafts/"+d.ID+"/apply", `{"version": 2}`, &ap); code != http.StatusOK || ap.AuditEvent == 0 {
+	// Reserving the GPU host strands what runs there: the safety gate
+	// wants "confirm".
+	if code := c.api("POST", "/api/drafts/"+d.ID+"/apply", `{"version": 2}`, &e); code != http.StatusConflict || e.Error.Field != "confirm" {
+		t.Errorf("apply without confirm: %d %+v", code, e)
+	}
+	if code := c.api("POST", "/api/drafts/"+d.ID+"/apply", `{"version": 2, "confirm": true}`, &ap); code != http.StatusOK || ap.AuditEvent == 0 {
 		t.Fatalf("apply: %d %+v", code, ap)
 	}
 	f, err := c.app.Store.GetFlavor(context.Background(), "g1.gpu")

@@ -48,6 +48,13 @@ func addChangeInBrowser(t *testing.T, b *webtest.Browser, kind string, fields ma
 	t.Fatalf("the %s change was not added: %v", kind, err2)
 }
 
+// tickGateIfAsked ticks the safety gate's confirmation when the page
+// asks for one.
+var tickGateIfAsked = chromedp.Action[chromedp.Void](func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+	_, err := chromedp.Evaluate[bool](`(() => { const c = document.querySelector('[data-testid="gate-confirm"]'); if (c && !c.checked) c.click(); return true; })()`)(ctx, tg)
+	return chromedp.Void{}, err
+})
+
 // A whole change in real Chromium: a draft that reserves the GPU host
 // changes a flavor's extra specs and an aggregate's metadata together,
 // asks before applying, applies, and is reverted from the drafts list by a
@@ -82,7 +89,10 @@ func TestBrowserDraftWithFlavorChangeAppliedAndReverted(t *testing.T) {
 	if got := b.Text(webtest.TestID("confirm-stranded")); got == "" {
 		t.Error("the confirmation says nothing about stranded servers")
 	}
+	// Reserving the GPU host strands what runs there: applying needs the
+	// safety gate's box ticked.
 	b.Do(
+		chromedp.Click(webtest.TestID("gate-confirm")),
 		chromedp.Click(webtest.TestID("confirm-apply")),
 		chromedp.WaitVisible(webtest.TestID("applied-drafts")),
 	)
@@ -105,6 +115,7 @@ func TestBrowserDraftWithFlavorChangeAppliedAndReverted(t *testing.T) {
 	b.Do(
 		chromedp.Click(webtest.TestID("draft-apply")),
 		chromedp.WaitVisible(webtest.TestID("confirm-apply")),
+		tickGateIfAsked,
 		chromedp.Click(webtest.TestID("confirm-apply")),
 		chromedp.WaitVisible(webtest.TestID("drafts-table")),
 	)

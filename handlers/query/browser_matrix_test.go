@@ -34,11 +34,24 @@ func TestBrowserHostStageMatrix(t *testing.T) {
 	// cn5 is globex's: tenant isolation fails it, and that is its first
 	// failure; its reason opens on click.
 	first := row("cn5") + ` td.cell.fail.first[data-stage="AggregateMultiTenancyIsolation"]`
+	b.Do(chromedp.WaitVisible(first))
+	width := func() float64 {
+		t.Helper()
+		w, err := chromedp.Run(b.Ctx, chromedp.Evaluate[float64](`document.querySelector('`+first+`').getBoundingClientRect().width`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	closed := width()
 	b.Do(
-		chromedp.WaitVisible(first),
 		chromedp.Click(first+` summary`),
 		chromedp.WaitVisible(first+` [data-testid="cell-reason"]`),
 	)
+	// The reason opens over the matrix: the column keeps its width.
+	if opened := width(); opened > closed+2 {
+		t.Errorf("opening the reason widened its column from %.0f to %.0f px", closed, opened)
+	}
 	if got := b.Text(chromedp.CSS(first + ` [data-testid="cell-reason"]`)); !strings.Contains(got, `project "acme" is not among the host's tenants`) {
 		t.Errorf("cn5's reason = %q", got)
 	}

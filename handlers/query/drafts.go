@@ -175,6 +175,16 @@ func (h *Handler) renderDraft(c echo.Context, status int, form views.DraftChange
 	for i, ch := range changes {
 		props.Changes = append(props.Changes, views.DraftChangeRow{Index: i, Kind: ch.Op, Text: describe(ch)})
 	}
+	if len(changes) > 0 {
+		g, gerr := h.draftGate(ctx, d)
+		if gerr != nil && models.KindOf(gerr) == models.Internal {
+			return gerr
+		}
+		if g != nil {
+			gate := layout.GateProps(g, "")
+			props.Gate = &gate
+		}
+	}
 	for i, p := range live.world.Providers {
 		if i == maxAggregateOptions {
 			break
@@ -323,12 +333,14 @@ func (h *Handler) ConfirmDraft(c echo.Context) error {
 		if props.Conflicts, err = h.env.Store.DraftConflicts(ctx, d); err != nil {
 			return err
 		}
-		st, _, err := h.strandings(ctx, d.ID)
+		g, err := h.draftGate(ctx, d)
 		if err != nil && models.KindOf(err) == models.Internal {
 			return err
 		}
-		if st != nil {
-			props.Stranded, props.Broken = len(st.Servers), len(st.Groups)
+		if g != nil {
+			props.Stranded, props.Broken = len(g.Servers), len(g.Groups)
+			gate := layout.GateProps(g, c.QueryParam(layout.ConfirmField))
+			props.Gate = &gate
 		}
 	}
 	title := "Apply " + d.Name
@@ -389,6 +401,19 @@ func (h *Handler) ApplyDraft(c echo.Context) error {
 		return handlers.SeeOther(c, "/cloud/drafts/"+d.ID)
 	}
 	version, _ := strconv.ParseInt(c.FormValue("version"), 10, 64)
+	// The safety gate: a draft that strands servers, breaks groups or
+	// leaves a pair with no host is applied only with the confirmation of
+	// exactly those consequences.
+	// A stale version or a conflict is the write path's to refuse, with
+	// its own message.
+	g, err := h.applyGate(ctx, id, version)
+	if err != nil {
+		return err
+	}
+	if g != nil && !g.Confirmed(c.FormValue(layout.ConfirmField)) {
+		handlers.AddFlash(c, views.FlashError, "Nothing was applied: "+message(g.Refusal(layout.ConfirmField))+" (tick the box below).")
+		return handlers.SeeOther(c, "/drafts/"+id+"/apply")
+	}
 	if _, err := h.env.Writer.ApplyDraft(ctx, handlers.Actor(c), id, version); err != nil {
 		if models.KindOf(err) == models.Internal {
 			return err

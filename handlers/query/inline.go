@@ -11,6 +11,7 @@ import (
 
 	"corral/handlers"
 	"corral/handlers/forms"
+	"corral/handlers/layout"
 	"corral/models"
 	"corral/models/scheduling"
 	"corral/views"
@@ -38,6 +39,59 @@ const (
 func registerInline(console *echo.Group, h *Handler, admin echo.MiddlewareFunc) {
 	handlers.Body(handlers.ListForm, console.POST("/impact/inline", h.InlineImpact))
 	handlers.Body(handlers.ListForm, console.POST("/drafts/stage", h.StageDraft, admin))
+	console.GET("/drafts/open-options", h.OpenDraftOptions, admin)
+}
+
+// maxDraftChoices caps the open drafts "Stage as draft" offers.
+const maxDraftChoices = 50
+
+// OpenDraftOptions is GET /drafts/open-options: the open drafts a form's
+// "Stage as draft" may add its changes to, newest first, as options.
+func (h *Handler) OpenDraftOptions(c echo.Context) error {
+	ds, err := h.env.Store.ListDrafts(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	var open []views.Option
+	for i := range ds[:min(len(ds), maxDraftChoices)] {
+		d := &ds[i]
+		cs, _ := d.DraftChanges()
+		open = append(open, views.Option{Value: d.ID, Label: fmt.Sprintf("draft “%s” (%s)", d.Name, views.Plural(len(cs), "change", "changes"))})
+	}
+	return handlers.Render(c, http.StatusOK, views.DraftChoices(open))
+}
+
+// stageInto appends a form's changes to the open draft id, checked with
+// the draft's own changes against live data, and sends the browser to
+// the draft, whose page previews them together.
+func (h *Handler) stageInto(c echo.Context, live *state, id string, changes []scheduling.Change, back string) error {
+	ctx := c.Request().Context()
+	fail := func(err error) error {
+		if models.KindOf(err) == models.Internal {
+			return err
+		}
+		handlers.AddFlash(c, views.FlashError, "Nothing was staged: "+message(err))
+		return handlers.SeeOther(c, back)
+	}
+	d, err := h.env.Store.GetDraft(ctx, id)
+	if err != nil {
+		return fail(err)
+	}
+	existing, err := d.DraftChanges()
+	if err != nil {
+		return err
+	}
+	all := append(slices.Clone(existing), changes...)
+	if _, err := scheduling.ApplyChanges(live.world, all); err != nil {
+		return fail(err)
+	}
+	if _, err := h.env.Store.SetDraftChanges(ctx, handlers.Actor(c), d.ID, d.Version, all); err != nil {
+		return fail(err)
+	}
+	h.forgetDraft(d.ID)
+	handlers.AddFlash(c, views.FlashSuccess, fmt.Sprintf("Added %s to draft %q; nothing live changed. Its page previews all its changes together.",
+		views.Plural(len(changes), "change", "changes"), d.Name))
+	return handlers.SeeOther(c, "/drafts/"+d.ID)
 }
 
 // inlineChanges turns a submitted console form into the draft changes it
@@ -67,12 +121,15 @@ func inlineImpactOn(live *state, form url.Values, who forms.Who) (*views.InlineI
 	if err != nil {
 		return &views.InlineImpactProps{Error: message(err)}, nil
 	}
-	return inlineImpact(live, changes)
+	return inlineImpact(live, changes, form.Get(layout.ConfirmField))
 }
 
 // inlineImpact computes what changes do: the matrix over the first
-// projects and flavors (and any other project), and the strandings.
-func inlineImpact(live *state, changes []scheduling.Change) (*views.InlineImpactProps, error) {
+// projects and flavors (and any other project), and the safety gate the
+// save passes (the strandings, the pairs left with no host), with the
+// confirmation confirm (the gate's token the form carries) kept ticked
+// while the consequences stay the same.
+func inlineImpact(live *state, changes []scheduling.Change, confirm string) (*views.InlineImpactProps, error) {
 	props := &views.InlineImpactProps{Changes: len(changes)}
 	for _, c := range changes {
 		props.Described = append(props.Described, scheduling.DescribeChange(c))
@@ -114,10 +171,13 @@ func inlineImpact(live *state, changes []scheduling.Change) (*views.InlineImpact
 	if err != nil {
 		return nil, err
 	}
-	st, err := scheduling.Strandings(live.snap, ds)
+	st, err := scheduling.GateBetween(live.snap, ds, changes)
 	if err != nil {
 		return nil, err
 	}
+	gate := layout.GateProps(st, confirm)
+	props.Gate = &gate
+	props.Unknown = scheduling.UnknownProjects(live.world, changes)
 	props.Pairs, props.Dropped, props.Stranded = len(projects)*len(flavors), m.Dropped, m.Stranded
 	for i := range m.Cells {
 		for _, c := range m.Cells[i] {
@@ -199,6 +259,9 @@ func (h *Handler) StageDraft(c echo.Context) error {
 		handlers.AddFlash(c, views.FlashError, "Nothing was staged: "+message(err))
 		return handlers.SeeOther(c, back)
 	}
+	if into := strings.TrimSpace(form.Get("stage_draft")); into != "" {
+		return h.stageInto(c, live, into, changes, back)
+	}
 	d, err := h.env.Store.CreateDraft(ctx, handlers.Actor(c), title+" (staged)")
 	if err == nil {
 		d, err = h.env.Store.SetDraftChanges(ctx, handlers.Actor(c), d.ID, d.Version, changes)
@@ -223,24 +286,7 @@ func formsWho(c echo.Context) forms.Who {
 	return who
 }
 
-// draftSnapshot indexes w, the live world with changes applied: for
-// changes to aggregates alone it builds on the live snapshot
-// (Snapshot.WithAggregates), a fraction of a whole new snapshot.
+// draftSnapshot indexes w, the live world with changes applied.
 func draftSnapshot(live *state, w *models.World, changes []scheduling.Change) (*scheduling.Snapshot, error) {
-	only, refs := scheduling.OnlyAggregates(changes)
-	if !only {
-		return scheduling.NewSnapshot(w)
-	}
-	changed := map[string]bool{}
-	for _, ref := range refs {
-		if a, ok := live.snap.Aggregate(ref); ok {
-			changed[a.UUID] = true
-		}
-		for i := range w.Aggregates {
-			if a := &w.Aggregates[i]; a.UUID == ref || a.Name == ref {
-				changed[a.UUID] = true
-			}
-		}
-	}
-	return live.snap.WithAggregates(w, changed)
+	return scheduling.DraftSnapshot(live.snap, w, changes)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"corral/models"
+	"corral/models/scheduling"
 )
 
 // settingsFormOf is the settings page's form showing st.
@@ -86,6 +87,20 @@ func TestInlineSettingsRefusesABadMultiplierAsTheSaveDoes(t *testing.T) {
 	if len(staged) != 1 || staged[0].Settings == nil || staged[0].Generation != nil {
 		t.Fatalf("staged %+v", staged)
 	}
+	// Tenant isolation leaves pairs with no host: the save asks the
+	// safety gate's confirmation of exactly those consequences first.
+	if r := c.form("/settings", form); r.StatusCode != http.StatusConflict {
+		t.Fatalf("save without the confirmation: %d → %s", r.StatusCode, r.Header.Get("Location"))
+	}
+	snap, _, err := c.app.Store.Live().Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, err := scheduling.GateOf(snap, staged)
+	if err != nil || gate.Token == "" {
+		t.Fatalf("gate %+v %v", gate, err)
+	}
+	form.Set("confirm_impact", gate.Token)
 	if r := c.form("/settings", form); r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/settings" {
 		t.Fatalf("save: %d → %s", r.StatusCode, r.Header.Get("Location"))
 	}

@@ -285,7 +285,13 @@ type ProviderDetailProps struct {
 	Inventory []InventoryRow
 	// CanEdit shows the inventory and trait forms (admins).
 	CanEdit bool
+	// Typed is what the inventory form held when it was refused, shown
+	// again (empty: the form's defaults).
+	Typed InventoryTyped
 }
+
+// InventoryTyped is the inventory form's fields as typed.
+type InventoryTyped struct{ Class, Total, Reserved, Ratio string }
 
 // InventoryRow is one resource class of a provider.
 type InventoryRow struct {
@@ -294,9 +300,10 @@ type InventoryRow struct {
 	Reserved int64
 	Ratio    float64
 	Used     int64
-	Capacity int64 // (total − reserved) × ratio
-	Free     int64 // capacity − used, not below 0
-	Percent  int   // used of capacity, 0–100
+	Capacity int64   // (total − reserved) × ratio
+	Free     int64   // capacity − used, not below 0
+	Percent  int     // used of capacity, 0–100
+	Fill     float64 // used of capacity, 0–100 unrounded: the bar's drawn share
 }
 
 // FlavorRow is one line of the flavor list.
@@ -327,6 +334,9 @@ type FlavorForm struct {
 	// Fits says on how many hosts one instance finds an allocation
 	// candidate now; empty when unknown.
 	Fits string
+	// FitsByProject is where one instance may land now, per project,
+	// through the whole pipeline.
+	FitsByProject []FlavorFitRow
 	// Private flavors are usable by the Projects on their access list only
 	// (Nova's os-flavor-access, read by a sync).
 	Private  bool
@@ -473,4 +483,24 @@ type ServerRow struct {
 // GroupRef names a server group a server belongs to.
 type GroupRef struct {
 	UUID, Name, Policy string
+}
+
+// orText is s, or def when s is empty.
+func orText(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// FlavorFitRow is one project's answer for one instance of a flavor: the
+// hosts it may land on of all hosts, or why none, and the query page
+// that shows each host's verdict. A row with More counts the projects
+// left out.
+type FlavorFitRow struct {
+	Project       string
+	Passed, Hosts int
+	Error         string
+	XRay          string
+	More          int
 }

@@ -289,3 +289,39 @@ func (r *Response) Object(t testing.TB) map[string]any {
 	}
 	return v
 }
+
+// Confirm answers the safety gate: when r is the page that asks to
+// confirm a write's consequences (409 with the review form), it posts that
+// form again to action with the confirmation ticked and returns the
+// answer; otherwise it returns r.
+func (c *Client) Confirm(r *Response, action string) *Response {
+	c.T.Helper()
+	if r.StatusCode != http.StatusConflict {
+		return r
+	}
+	doc := r.Doc(c.T)
+	review := doc.Find(Sel("review-form"))
+	if review.Length() == 0 {
+		return r
+	}
+	form := url.Values{}
+	review.Find(`input[type="hidden"], input[name="confirm_impact"]`).Each(func(_ int, s *goquery.Selection) {
+		name, _ := s.Attr("name")
+		form.Add(name, s.AttrOr("value", ""))
+	})
+	if form.Get("confirm_impact") == "" {
+		c.T.Fatalf("POST %s: the review page has no confirmation to tick", action)
+	}
+	return c.Post(action, form)
+}
+
+// FollowConfirmed is Follow for a write whose consequences need the
+// safety gate's confirmation: it confirms them when asked.
+func (c *Client) FollowConfirmed(from, action string, form url.Values) *Response {
+	c.T.Helper()
+	r := c.Confirm(c.Submit(from, action, form), action)
+	if r.StatusCode != http.StatusSeeOther {
+		c.T.Fatalf("POST %s: status %d, want 303; flashes/errors: %q", action, r.StatusCode, r.ErrorsText())
+	}
+	return c.Get(r.Header.Get("Location"))
+}

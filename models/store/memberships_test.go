@@ -41,6 +41,22 @@ func TestAggregateMembershipsRoundTrip(t *testing.T) {
 		if !slices.Equal(a.NotInPlacement, []string{uuid("cn1")}) || !slices.Equal(a.NotInNova, []string{uuid("cn2")}) || len(a.Members) != 3 {
 			t.Fatalf("stored: members %v, not in placement %v, not in nova %v", a.Members, a.NotInPlacement, a.NotInNova)
 		}
+		// Placement's own answer leaves out the aggregate only Nova has cn1 in.
+		if aggs, _, err := s.ProviderAggregates(ctx, uuid("cn1")); err != nil || len(aggs) != 0 {
+			t.Errorf("placement aggregates of cn1: %v, %v; want none", aggs, err)
+		}
+		if aggs, _, err := s.ProviderAggregates(ctx, uuid("cn2")); err != nil || !slices.Equal(aggs, []string{a.UUID}) {
+			t.Errorf("placement aggregates of cn2: %v, %v; want agg", aggs, err)
+		}
+		// Placement's PUT naming the aggregate for cn2 keeps it; leaving it
+		// out for cn3 (in both) removes cn3 from both sides.
+		if _, err := s.Apply(ctx, admin, []scheduling.Change{{Op: scheduling.OpSetProviderAggregates, Provider: uuid("cn3"),
+			PlacementFields: scheduling.PlacementFields{Aggregates: []string{}}}}); err != nil {
+			t.Fatal(err)
+		}
+		if mid, _ := s.GetAggregate(ctx, "agg"); slices.Contains(mid.Members, uuid("cn3")) || len(mid.NotInPlacement) != 1 {
+			t.Errorf("after cn3's aggregates emptied: members %v, not in placement %v", mid.Members, mid.NotInPlacement)
+		}
 		if _, err := s.Apply(ctx, admin, []scheduling.Change{{Op: scheduling.OpAddMember, Aggregate: "agg", Provider: "cn1"}}); err != nil {
 			t.Fatal(err)
 		}

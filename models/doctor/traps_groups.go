@@ -123,10 +123,17 @@ func membershipDrift(in *Input) ([]Finding, error) {
 		if d.Provider != "" {
 			continue // in the world's aggregates, above
 		}
-		out = append(out, Finding{Code: "membership_drift", Severity: SeverityError,
+		f := Finding{Code: "membership_drift", Severity: SeverityError,
 			Objects: []Object{{Kind: KindAggregate, UUID: d.AggregateUUID, Name: d.Aggregate}, {Kind: KindProvider, Name: d.Host}},
 			Why:     "Nova's aggregate names a host Placement has no resource provider for: member_of cannot see it.",
-			Detail:  fmt.Sprintf("host %s is in Nova's aggregate %s but has no resource provider in Placement", d.Host, d.Aggregate)})
+			Detail:  fmt.Sprintf("host %s is in Nova's aggregate %s but has no resource provider in Placement", d.Host, d.Aggregate)}
+		if p, ok := in.Snapshot.Provider(d.Host); ok {
+			// A report that names the host only: the provider exists.
+			f.Objects[1] = providerObject(p)
+			f.Why = "Nova and Placement disagree on the aggregate's hosts; member_of acts on Placement's copy, the host filters and zones on Nova's."
+			f.Detail = fmt.Sprintf("the last sync found host %s in one of the two copies of aggregate %s only", d.Host, d.Aggregate)
+		}
+		out = append(out, f)
 	}
 	return out, nil
 }

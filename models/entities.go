@@ -84,7 +84,19 @@ type Aggregate struct {
 	AvailabilityZone *string           `gorm:"size:255" json:"availability_zone"`
 	Metadata         map[string]string `gorm:"serializer:json" json:"metadata"`
 	// Members are provider UUIDs; the store keeps them in aggregate_members.
-	Members    []string  `gorm:"-" json:"members"`
+	// They are both memberships at once: Nova's aggregate hosts (which host
+	// filters and zones read) and Placement's resource provider aggregates
+	// (which member_of reads). Nova mirrors the first into the second, but
+	// the two drift apart in real clouds (what `nova-manage placement
+	// sync_aggregates` repairs); a synced aggregate names the members only
+	// one side has, and everything else is in both.
+	Members []string `gorm:"-" json:"members"`
+	// NotInPlacement are members Nova has (hosts' root providers) that
+	// Placement's aggregate lacks: member_of does not see them there.
+	NotInPlacement []string `gorm:"serializer:json" json:"not_in_placement,omitempty"`
+	// NotInNova are hosts' root providers in Placement's aggregate whose
+	// host Nova's aggregate lacks: Nova's filters and zones do not see them.
+	NotInNova  []string  `gorm:"serializer:json" json:"not_in_nova,omitempty"`
 	Generation int64     `gorm:"not null;default:0" json:"generation"`
 	CreatedAt  time.Time `json:"created_at"`
 	UpdatedAt  time.Time `json:"updated_at"`

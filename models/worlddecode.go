@@ -171,6 +171,19 @@ func (dec *worldDecoder) aggregateFrom(d aggregateDoc, p string, i int, u string
 	if d.Members != nil && a.Members == nil {
 		a.Members = []string{} // "members": [] empties; leaving it out keeps them in a merge
 	}
+	for _, side := range []struct {
+		field string
+		refs  []string
+		dst   *[]string
+	}{{"not_in_placement", d.NotInPlacement, &a.NotInPlacement}, {"not_in_nova", d.NotInNova, &a.NotInNova}} {
+		for j, ref := range side.refs {
+			k, ok := dec.provs.find(ref)
+			if !ok {
+				return Aggregate{}, E(Invalid, fmt.Sprintf("%s.%s[%d]", p, side.field, j), "no provider named %q", ref)
+			}
+			*side.dst = append(*side.dst, dec.w.Providers[k].UUID)
+		}
+	}
 	return a, nil
 }
 

@@ -65,6 +65,9 @@ type (
 		AvailabilityZone optString         `json:"availability_zone"`
 		Metadata         map[string]string `json:"metadata"`
 		Members          []string          `json:"members"`
+		// The members only one side has (see Aggregate.NotInPlacement).
+		NotInPlacement []string `json:"not_in_placement,omitempty"`
+		NotInNova      []string `json:"not_in_nova,omitempty"`
 	}
 	flavorDoc struct {
 		ID         string            `json:"id,omitempty"`
@@ -350,7 +353,8 @@ func EncodeWorld(w io.Writer, world *World) error {
 			members = []string{}
 		}
 		doc.Aggregates = append(doc.Aggregates, aggregateDoc{UUID: a.UUID, Name: a.Name,
-			AvailabilityZone: someString(a.AvailabilityZone), Metadata: md, Members: members})
+			AvailabilityZone: someString(a.AvailabilityZone), Metadata: md, Members: members,
+			NotInPlacement: a.NotInPlacement, NotInNova: a.NotInNova})
 	}
 	for _, f := range world.Flavors {
 		specs := f.ExtraSpecs

@@ -227,7 +227,7 @@ func CheckAggregate(a *Aggregate) error {
 			return E(Invalid, "metadata", "metadata value of %q is longer than 255 characters", k)
 		}
 	}
-	return nil
+	return checkMemberships(a)
 }
 
 // CheckFlavor checks a flavor's fields: sizes, access list, extra specs.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -118,9 +117,11 @@ func (api *API) hostNames(ctx context.Context, aggs []models.Aggregate) (map[str
 	return byUUID, nil
 }
 
+// hostsOf lists Nova's hosts of a: a host only Placement has in the
+// aggregate is not one of them.
 func hostsOf(a *models.Aggregate, provs map[string]*models.Provider) []string {
 	hosts := []string{}
-	for _, m := range a.Members {
+	for _, m := range a.NovaMembers() {
 		if p := provs[m]; p != nil && p.IsHost() {
 			hosts = append(hosts, p.Name)
 		}
@@ -450,7 +451,7 @@ func (api *API) addHost(c echo.Context, raw []byte) error {
 	if f != nil {
 		return f
 	}
-	if slices.Contains(a.Members, p.UUID) {
+	if a.InNova(p.UUID) {
 		return faultf(http.StatusConflict, fmt.Sprintf("Aggregate %d already has host %s.", a.ID, host))
 	}
 	err = api.apply(c, scheduling.Change{Op: scheduling.OpAddMember, Aggregate: a.UUID, Provider: p.UUID})
@@ -493,7 +494,7 @@ func (api *API) removeHost(c echo.Context, raw []byte) error {
 	if f != nil {
 		return cannot
 	}
-	if !slices.Contains(a.Members, p.UUID) {
+	if !a.InNova(p.UUID) {
 		return cannot
 	}
 	err = api.apply(c, scheduling.Change{Op: scheduling.OpRemoveMember, Aggregate: a.UUID, Provider: p.UUID})

@@ -334,6 +334,14 @@ func (h *Handler) detailProps(c echo.Context, agg *models.Aggregate) (cv.Aggrega
 		}
 		d.Members = rows
 	}
+	for i := range d.Members {
+		switch u := d.Members[i].UUID; {
+		case slices.Contains(agg.NotInPlacement, u):
+			d.Members[i].Side = "nova"
+		case slices.Contains(agg.NotInNova, u):
+			d.Members[i].Side = "placement"
+		}
+	}
 	d.Hosts = len(hosts)
 	if !complete {
 		d.Hosts = -1

@@ -258,6 +258,11 @@ func TestSyncRealCloud(t *testing.T) {
 	if want := sortedCopy(f.cn1, f.cn2); !slices.Equal(aggA.Members, want) {
 		t.Errorf("aggA members %v, want %v (cn1 from nova, cn2 from placement)", aggA.Members, want)
 	}
+	// The two memberships: cn2 is Placement's only, so Nova's filters and
+	// zones do not see it in aggA while member_of does.
+	if !slices.Equal(aggA.NotInNova, []string{f.cn2}) || len(aggA.NotInPlacement) != 0 {
+		t.Errorf("aggA not in nova %v (want cn2), not in placement %v (want none)", aggA.NotInNova, aggA.NotInPlacement)
+	}
 	if want := sortedCopy(f.cn2, f.ss1); !slices.Equal(aggB.Members, want) {
 		t.Errorf("aggB members %v, want %v", aggB.Members, want)
 	}

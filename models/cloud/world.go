@@ -190,6 +190,7 @@ func (mp *mapper) novaAggregate(a NovaAggregate, inPlacementList []string) model
 			members[u] = true
 			novaRoots[u] = true
 			if !inPlacement[u] {
+				ag.NotInPlacement = append(ag.NotInPlacement, u)
 				mp.m.Disagreements = append(mp.m.Disagreements, Disagreement{Aggregate: a.Name, AggregateUUID: a.UUID, Host: h, Provider: u, InNova: true,
 					Message: fmt.Sprintf("host %s is in nova aggregate %s but its provider %s is not in placement aggregate %s: member_of will not see it", h, a.Name, mp.provs[u].Name, a.UUID)})
 			}
@@ -203,10 +204,16 @@ func (mp *mapper) novaAggregate(a NovaAggregate, inPlacementList []string) model
 		if !isHost || p.ParentUUID != nil || novaRoots[u] {
 			continue
 		}
+		ag.NotInNova = append(ag.NotInNova, u)
 		mp.m.Disagreements = append(mp.m.Disagreements, Disagreement{Aggregate: a.Name, AggregateUUID: a.UUID, Host: h, Provider: u,
 			Message: fmt.Sprintf("provider %s is in placement aggregate %s but host %s is not in nova aggregate %s: member_of sees it, nova's aggregate filters do not", p.Name, a.UUID, h, a.Name)})
 	}
 	ag.Members = append([]string{}, slices.Sorted(maps.Keys(members))...) // none is an empty list, not "keep"
+	// Each side's own members, so that member_of reads Placement's and the
+	// host filters Nova's.
+	slices.Sort(ag.NotInPlacement)
+	ag.NotInPlacement = slices.Compact(ag.NotInPlacement)
+	slices.Sort(ag.NotInNova)
 	return ag
 }
 

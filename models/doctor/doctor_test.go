@@ -240,10 +240,37 @@ func TestMembershipDriftIsReported(t *testing.T) {
 	if f := withCode(run(t, w), "membership_drift"); len(f) != 0 {
 		t.Fatalf("drift without any reported: %+v", f)
 	}
-	d := models.Disagreement{Aggregate: "zone-east", AggregateUUID: w.Aggregates[0].UUID, Host: "h2", InNova: true}
-	f := withCode(run(t, w, d), "membership_drift")
-	if len(f) != 1 || f[0].Objects[1].UUID != w.Providers[1].UUID || !strings.Contains(f[0].Detail, "Nova's aggregate zone-east") {
+	// h2 in Nova's zone-east only, h1 in Placement's only.
+	w.Aggregates[0].NotInPlacement = []string{w.Providers[1].UUID}
+	w.Aggregates[0].NotInNova = []string{w.Providers[0].UUID}
+	f := withCode(run(t, w), "membership_drift")
+	details := map[string]string{}
+	for _, x := range f {
+		details[x.Objects[1].Name] = x.Detail
+	}
+	if len(f) != 2 || !strings.Contains(details["h2"], "Nova's aggregate zone-east but not in Placement's") ||
+		!strings.Contains(details["h1"], "Placement's aggregate zone-east but not in Nova's") {
 		t.Fatalf("got %+v", f)
+	}
+	// The fixes, applied, leave Placement's membership equal to Nova's.
+	next := w
+	for _, x := range f {
+		var err error
+		if next, err = scheduling.ApplyChanges(next, x.Fix); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := withCode(run(t, next), "membership_drift"); len(got) != 0 {
+		t.Errorf("after the fixes: %+v", got)
+	}
+	a := next.Aggregates[0]
+	if !a.InPlacement(w.Providers[1].UUID) || a.InPlacement(w.Providers[0].UUID) || a.InNova(w.Providers[0].UUID) {
+		t.Errorf("after the fixes zone-east: members %v, not in placement %v, not in nova %v", a.Members, a.NotInPlacement, a.NotInNova)
+	}
+	// A host Placement has no provider for comes from the sync's report.
+	d := models.Disagreement{Aggregate: "zone-east", AggregateUUID: w.Aggregates[0].UUID, Host: "h9", InNova: true}
+	if f := withCode(run(t, baseWorld(), d), "membership_drift"); len(f) != 1 || !strings.Contains(f[0].Detail, "no resource provider") {
+		t.Fatalf("host without a provider: %+v", f)
 	}
 }
 

@@ -90,27 +90,69 @@ func orphanedAllocations(in *Input) ([]Finding, error) {
 }
 
 // membershipDrift: hosts whose aggregate membership Nova and Placement
-// disagree on (the last sync's report; nova-manage placement
-// sync_aggregates repairs it). member_of acts on Placement's copy only.
+// disagree on (nova-manage placement sync_aggregates repairs one
+// direction). member_of reads Placement's copy, the host filters and zones
+// Nova's, so the host is scheduled as if it were in two places. The world
+// holds each aggregate's drift (synced); the last sync's report adds the
+// hosts Placement has no provider for at all.
 func membershipDrift(in *Input) ([]Finding, error) {
 	var out []Finding
-	for _, d := range in.Drift {
-		f := Finding{Code: "membership_drift", Severity: SeverityError,
-			Objects: []Object{{Kind: KindAggregate, UUID: d.AggregateUUID, Name: d.Aggregate}},
-			Why:     "Nova and Placement disagree on the aggregate's hosts; tenant, zone and reservation filters act on Placement's copy, so the host is scheduled as if it were elsewhere."}
-		host := Object{Kind: KindProvider, UUID: d.Provider, Name: d.Host}
-		if p, ok := in.Snapshot.Provider(d.Host); ok {
-			host = providerObject(p)
-		} else if p, ok := in.Snapshot.Provider(d.Provider); ok {
-			host = providerObject(p)
+	w := in.Snapshot.World()
+	for i := range w.Aggregates {
+		a := &w.Aggregates[i]
+		for _, side := range []struct {
+			list   []string
+			detail string
+		}{{a.NotInPlacement, "host %s is in Nova's aggregate %s but not in Placement's: member_of does not see it there"},
+			{a.NotInNova, "host %s is in Placement's aggregate %s but not in Nova's: member_of sees it there, Nova's filters and zones do not"}} {
+			for _, u := range side.list {
+				p, ok := in.Snapshot.Provider(u)
+				if !ok {
+					continue
+				}
+				f := Finding{Code: "membership_drift", Severity: SeverityError,
+					Objects: []Object{{Kind: KindAggregate, UUID: a.UUID, Name: a.Name}, providerObject(p)},
+					Why:     "Nova and Placement disagree on the aggregate's hosts; member_of acts on Placement's copy, the host filters and zones on Nova's, so the host is scheduled as if it were in two places.",
+					Detail:  fmt.Sprintf(side.detail, p.Name, a.Name),
+					Fix:     []scheduling.Change{placementFix(in.Snapshot, p, a)}}
+				out = append(out, f)
+			}
 		}
-		f.Objects = append(f.Objects, host)
-		if d.InNova {
-			f.Detail = fmt.Sprintf("host %s is in Nova's aggregate %s but not in Placement's", d.Host, d.Aggregate)
-		} else {
-			f.Detail = fmt.Sprintf("host %s is in Placement's aggregate %s but not in Nova's", d.Host, d.Aggregate)
+	}
+	for _, d := range in.Drift {
+		if d.Provider != "" {
+			continue // in the world's aggregates, above
+		}
+		f := Finding{Code: "membership_drift", Severity: SeverityError,
+			Objects: []Object{{Kind: KindAggregate, UUID: d.AggregateUUID, Name: d.Aggregate}, {Kind: KindProvider, Name: d.Host}},
+			Why:     "Nova's aggregate names a host Placement has no resource provider for: member_of cannot see it.",
+			Detail:  fmt.Sprintf("host %s is in Nova's aggregate %s but has no resource provider in Placement", d.Host, d.Aggregate)}
+		if p, ok := in.Snapshot.Provider(d.Host); ok {
+			// A report that names the host only: the provider exists.
+			f.Objects[1] = providerObject(p)
+			f.Why = "Nova and Placement disagree on the aggregate's hosts; member_of acts on Placement's copy, the host filters and zones on Nova's."
+			f.Detail = fmt.Sprintf("the last sync found host %s in one of the two copies of aggregate %s only", d.Host, d.Aggregate)
 		}
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+// placementFix makes Placement's aggregates of p follow Nova's for a: add
+// it where only Nova has it (as nova-manage placement sync_aggregates
+// does), take it out where only Placement has it.
+func placementFix(s *scheduling.Snapshot, p *models.Provider, a *models.Aggregate) scheduling.Change {
+	var aggs []string
+	for _, x := range s.AggregatesOf(p.UUID) {
+		if x.UUID != a.UUID {
+			aggs = append(aggs, x.UUID)
+		}
+	}
+	if slices.Contains(a.NotInPlacement, p.UUID) {
+		aggs = append(aggs, a.UUID)
+	}
+	slices.Sort(aggs)
+	gen := p.Generation
+	return scheduling.Change{Op: scheduling.OpSetProviderAggregates, Provider: p.UUID, Generation: &gen,
+		PlacementFields: scheduling.PlacementFields{Aggregates: append([]string{}, aggs...)}}
 }

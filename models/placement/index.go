@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"slices"
 	"sort"
 	"sync"
 
@@ -230,6 +231,11 @@ func (ix *Index) indexAggregates(aggregates []models.Aggregate, reuse func(*mode
 				p, ok := ix.provByID[m]
 				if !ok {
 					return models.E(models.Invalid, "aggregates", "aggregate %q: no member provider %q", agg.Name, m)
+				}
+				// Placement's membership: member_of does not see a host
+				// only Nova has in the aggregate.
+				if len(agg.NotInPlacement) > 0 && slices.Contains(agg.NotInPlacement, m) {
+					continue
 				}
 				members = append(members, p)
 			}

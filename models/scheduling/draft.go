@@ -195,6 +195,7 @@ func cloneAggregate(a models.Aggregate) models.Aggregate {
 	}
 	a.Metadata = md
 	a.Members = append([]string(nil), a.Members...)
+	a.NotInPlacement, a.NotInNova = slices.Clone(a.NotInPlacement), slices.Clone(a.NotInNova)
 	if a.AvailabilityZone != nil {
 		az := *a.AvailabilityZone
 		a.AvailabilityZone = &az
@@ -306,6 +307,8 @@ func applyChange(w *models.World, provs map[string]*models.Provider, c Change, a
 		case c.Op == OpRemoveMember:
 			agg.Members = append(agg.Members[:pos:pos], agg.Members[pos+1:]...)
 		}
+		// Nova's add_host and remove_host change both memberships.
+		agg.Mirror(p.UUID)
 	default:
 		return models.E(models.Invalid, at+".op", "unknown change %q", c.Op)
 	}

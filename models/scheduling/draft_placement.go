@@ -214,6 +214,7 @@ func deleteProvider(w *models.World, pi int, at string) error {
 	for i := range w.Aggregates {
 		a := &w.Aggregates[i]
 		a.Members = slices.DeleteFunc(a.Members, func(m string) bool { return m == p.UUID })
+		a.Mirror(p.UUID)
 	}
 	w.Providers = slices.Delete(w.Providers, pi, pi+1)
 	return nil
@@ -310,11 +311,18 @@ func setProviderAggregates(w *models.World, prov string, aggs []string, at strin
 		a := &w.Aggregates[i]
 		id = max(id, a.ID)
 		has := slices.Contains(a.Members, prov)
+		novaOnly := has && slices.Contains(a.NotInPlacement, prov)
 		switch {
 		case want[a.UUID] && !has:
 			a.Members = append(a.Members, prov)
-		case !want[a.UUID] && has:
+		case !want[a.UUID] && has && !novaOnly:
 			a.Members = slices.DeleteFunc(a.Members, func(m string) bool { return m == prov })
+		}
+		if want[a.UUID] || !novaOnly {
+			// corral keeps a provider's memberships equal on both sides
+			// when it edits them, as Nova's mirroring does; a host only
+			// Nova has stays Nova's when Placement's list leaves it out.
+			a.Mirror(prov)
 		}
 		delete(want, a.UUID)
 	}

@@ -109,7 +109,7 @@ func buildViews(s *Snapshot, relevant func(key string) bool) *hostViews {
 	for i, h := range hostIdx {
 		seq, key = seq[:0], key[:0]
 	next:
-		for _, a := range s.ix.AggregatesOf(int(h)) {
+		for _, a := range s.novaAggregatesOf(int(h)) {
 			c := class[a]
 			if c == 0 {
 				continue

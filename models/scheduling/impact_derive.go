@@ -71,7 +71,7 @@ func derive(base *impactIndex, s *Snapshot) *impactIndex {
 			x.aggHosts[a] = base.aggHosts[ba]
 			continue
 		}
-		for _, p := range s.ix.Members(a) {
+		for _, p := range s.novaMembers(a) {
 			if h := x.hostAt[p]; h >= 0 {
 				x.aggHosts[a] = append(x.aggHosts[a], h)
 			}
@@ -110,7 +110,13 @@ func derive(base *impactIndex, s *Snapshot) *impactIndex {
 func sameAggregate(a, b *models.Aggregate) bool {
 	return a.Name == b.Name && aggregateAZ(a) == aggregateAZ(b) &&
 		(a.AvailabilityZone == nil) == (b.AvailabilityZone == nil) &&
-		maps.Equal(a.Metadata, b.Metadata) && slices.Equal(a.Members, b.Members)
+		maps.Equal(a.Metadata, b.Metadata) && slices.Equal(a.Members, b.Members) && sameDrift(a, b)
+}
+
+// sameDrift reports whether two versions of an aggregate have the same
+// members on one side only.
+func sameDrift(a, b *models.Aggregate) bool {
+	return slices.Equal(a.NotInPlacement, b.NotInPlacement) && slices.Equal(a.NotInNova, b.NotInNova)
 }
 
 // equalSettings reports whether two settings are the same.

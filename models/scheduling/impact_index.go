@@ -131,7 +131,7 @@ func newImpactIndex(s *Snapshot) (*impactIndex, error) {
 	x.aggHosts = make([][]int32, ix.NumAggregates())
 	for a := 0; a < ix.NumAggregates(); a++ {
 		x.aggIndex[ix.Aggregate(a).UUID] = a
-		for _, p := range ix.Members(a) {
+		for _, p := range s.novaMembers(a) {
 			if h := hostPos[p]; h >= 0 {
 				x.aggHosts[a] = append(x.aggHosts[a], h)
 			}

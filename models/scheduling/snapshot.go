@@ -62,6 +62,10 @@ type Snapshot struct {
 
 	// impact is the impact matrix's index of this snapshot (impact_index.go).
 	impact impactCache
+
+	// nova is where Nova's aggregate hosts differ from Placement's
+	// aggregates (memberships.go); nil when they do not.
+	nova *novaView
 }
 
 // NewSnapshot indexes w. A world with dangling references or parent cycles
@@ -96,6 +100,7 @@ func NewSnapshot(w *models.World) (*Snapshot, error) {
 	s.byName = byName
 	s.nameHeads = nameHeads(s.hosts)
 	s.indexObjects()
+	s.nova = buildNovaView(ix)
 	s.indexAggregates(nil, nil)
 	return s, nil
 }
@@ -144,7 +149,7 @@ func (s *Snapshot) WithAggregates(w *models.World, changed map[string]bool) (*Sn
 	for u := range changed {
 		oa, okOld := s.ix.AggregateByUUID(u)
 		na, okNew := ix.AggregateByUUID(u)
-		if okOld && okNew && slices.Equal(s.ix.Members(oa), ix.Members(na)) {
+		if okOld && okNew && slices.Equal(s.ix.Members(oa), ix.Members(na)) && sameDrift(s.ix.Aggregate(oa), ix.Aggregate(na)) {
 			om, nm := s.ix.Aggregate(oa).Metadata, ix.Aggregate(na).Metadata
 			for k, v := range om {
 				if w, ok := nm[k]; !ok || w != v {
@@ -166,6 +171,7 @@ func (s *Snapshot) WithAggregates(w *models.World, changed map[string]bool) (*Sn
 			}
 		}
 	}
+	ns.nova = buildNovaView(ix)
 	ns.indexAggregates(s, touched)
 	s.keyViews.mu.Lock()
 	for id, v := range s.keyViews.m {
@@ -236,12 +242,12 @@ func (s *Snapshot) indexAggregates(prev *Snapshot, touched map[string]bool) {
 	hostIdx := ix.Hosts()
 	total := 0
 	for _, h := range hostIdx {
-		total += len(ix.AggregatesOf(int(h)))
+		total += len(s.novaAggregatesOf(int(h)))
 	}
 	backing := make([]*models.Aggregate, 0, total)
 	for i, h := range hostIdx {
 		start := len(backing)
-		for _, a := range ix.AggregatesOf(int(h)) {
+		for _, a := range s.novaAggregatesOf(int(h)) {
 			backing = append(backing, ix.Aggregate(int(a)))
 		}
 		s.hosts[i].Aggregates = backing[start:len(backing):len(backing)]
@@ -272,7 +278,7 @@ func (s *Snapshot) indexAggregates(prev *Snapshot, touched map[string]bool) {
 	}
 	s.forcing = make([]bool, len(hostIdx))
 	for i, h := range hostIdx {
-		for _, a := range ix.AggregatesOf(int(h)) {
+		for _, a := range s.novaAggregatesOf(int(h)) {
 			s.forcing[i] = s.forcing[i] || forcingAgg[a]
 		}
 	}

@@ -478,10 +478,14 @@ func (t *txn) updateAggregate(aggUUID string, generation int64, fn func(*models.
 	next.Generation = cur.Generation + 1
 	next.UpdatedAt = t.now
 	next.Members = members
+	// A member corral adds or removes is then the same on both sides, as
+	// Nova's add_host and remove_host make it.
+	added, removed := diffSorted(cur.Members, members)
+	next.Mirror(append(added, removed...)...)
 	// The WHERE on the generation we read is what makes this safe even when
 	// another writer slipped in between the read and the write.
 	res := t.tx.Model(&models.Aggregate{ID: cur.ID}).Where("generation = ?", cur.Generation).
-		Select("name", "availability_zone", "metadata", "generation", "updated_at").Updates(next)
+		Select("name", "availability_zone", "metadata", "not_in_placement", "not_in_nova", "generation", "updated_at").Updates(next)
 	if res.Error != nil {
 		return nil, res.Error
 	}
@@ -532,6 +536,7 @@ func cloneAggregate(a *models.Aggregate) *models.Aggregate {
 	if c.Members == nil {
 		c.Members = []string{}
 	}
+	c.NotInPlacement, c.NotInNova = slices.Clone(a.NotInPlacement), slices.Clone(a.NotInNova)
 	if a.AvailabilityZone != nil {
 		z := *a.AvailabilityZone
 		c.AvailabilityZone = &z

@@ -421,6 +421,7 @@ func (t *txn) writeDraftWorld(cur, next *models.World, changes []scheduling.Chan
 			a.Name, a.AvailabilityZone = n.Name, n.AvailabilityZone
 			a.Metadata = maps.Clone(n.Metadata)
 			a.Members = slices.Clone(n.Members)
+			a.NotInPlacement, a.NotInNova = slices.Clone(n.NotInPlacement), slices.Clone(n.NotInNova)
 			return nil
 		}); err != nil {
 			return err
@@ -579,5 +580,6 @@ func sameAggregate(a, b *models.Aggregate) bool {
 	slices.Sort(am)
 	slices.Sort(bm)
 	return a.Name == b.Name && az(a.AvailabilityZone) == az(b.AvailabilityZone) &&
-		maps.Equal(a.Metadata, b.Metadata) && slices.Equal(am, bm)
+		maps.Equal(a.Metadata, b.Metadata) && slices.Equal(am, bm) &&
+		slices.Equal(a.NotInPlacement, b.NotInPlacement) && slices.Equal(a.NotInNova, b.NotInNova)
 }

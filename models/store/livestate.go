@@ -174,7 +174,8 @@ func changedOnly(cur, merged *models.World) *models.World {
 	for _, a := range merged.Aggregates {
 		o, ok := aggs[a.UUID]
 		if !ok || o.Name != a.Name || !reflect.DeepEqual(o.AvailabilityZone, a.AvailabilityZone) ||
-			!sameMap(o.Metadata, a.Metadata) || !reflect.DeepEqual(o.Members, a.Members) {
+			!sameMap(o.Metadata, a.Metadata) || !reflect.DeepEqual(o.Members, a.Members) ||
+			!slices.Equal(o.NotInPlacement, a.NotInPlacement) || !slices.Equal(o.NotInNova, a.NotInNova) {
 			out.Aggregates = append(out.Aggregates, a)
 		}
 	}

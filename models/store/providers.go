@@ -507,9 +507,76 @@ func (t *txn) deleteProvider(cur *models.Provider) ([]string, error) {
 	return aggs, t.audit("delete", "provider", cur.UUID, cur.Name, map[string]any{"provider": cur, "aggregates": aggs}, nil)
 }
 
+// providerAggregates lists the aggregates Placement has the provider in:
+// those where only Nova's aggregate has it (a synced drift) are left out.
 func providerAggregates(tx *gorm.DB, provUUID string) ([]string, error) {
 	out := []string{}
-	err := tx.Model(&models.AggregateMember{}).Where("provider_uuid = ?", provUUID).Order("aggregate_uuid").Pluck("aggregate_uuid", &out).Error
+	if err := tx.Model(&models.AggregateMember{}).Where("provider_uuid = ?", provUUID).Order("aggregate_uuid").Pluck("aggregate_uuid", &out).Error; err != nil {
+		return nil, err
+	}
+	novaOnly, err := driftedAggregates(tx, out)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(out, func(u string) bool {
+		a := novaOnly[u]
+		return a != nil && slices.Contains(a.NotInPlacement, provUUID)
+	}), nil
+}
+
+// driftedAggregates reads, of the aggregates uuids, those whose two
+// memberships differ (few or none).
+func driftedAggregates(tx *gorm.DB, uuids []string) (map[string]*models.Aggregate, error) {
+	out := map[string]*models.Aggregate{}
+	for rest := uuids; len(rest) > 0; {
+		n := min(len(rest), 500)
+		var aggs []models.Aggregate
+		if err := tx.Select("id", "uuid", "not_in_placement", "not_in_nova").
+			Where("uuid IN ? AND (not_in_placement IS NOT NULL OR not_in_nova IS NOT NULL)", rest[:n]).Find(&aggs).Error; err != nil {
+			return nil, err
+		}
+		for i := range aggs {
+			if aggs[i].Diverges() {
+				out[aggs[i].UUID] = &aggs[i]
+			}
+		}
+		rest = rest[n:]
+	}
+	return out, nil
+}
+
+// mirrorMembership makes provUUID's membership of the drifted aggregates
+// among uuids the same on both sides, as Nova's mirroring does when corral
+// changes it.
+func (t *txn) mirrorMembership(provUUID string, uuids []string) error {
+	drifted, err := driftedAggregates(t.tx, uuids)
+	if err != nil {
+		return err
+	}
+	for _, a := range drifted {
+		members, err := aggregateMembers(t.tx, a.UUID)
+		if err != nil {
+			return err
+		}
+		a.Members = members
+		a.Mirror(provUUID)
+		if err := t.tx.Model(&models.Aggregate{ID: a.ID}).Select("not_in_placement", "not_in_nova").Updates(a).Error; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func aggregateMembers(tx *gorm.DB, aggUUID string) ([]string, error) {
+	var out []string
+	err := tx.Model(&models.AggregateMember{}).Where("aggregate_uuid = ?", aggUUID).Pluck("provider_uuid", &out).Error
+	return out, err
+}
+
+// providerRows lists every aggregate row the provider has, on either side.
+func providerRows(tx *gorm.DB, provUUID string) ([]string, error) {
+	var out []string
+	err := tx.Model(&models.AggregateMember{}).Where("provider_uuid = ?", provUUID).Pluck("aggregate_uuid", &out).Error
 	return out, err
 }
 
@@ -574,7 +641,16 @@ func (t *txn) setProviderAggregates(cur *models.Provider, aggUUIDs []string, o w
 		return nil, 0, err
 	}
 	added, removed := diffSorted(have, want)
+	// An aggregate only Nova has the provider in already holds its row: the
+	// provider is now in both (mirrored below), not added twice.
+	rows, err := providerRows(t.tx, cur.UUID)
+	if err != nil {
+		return nil, 0, err
+	}
 	for _, u := range added {
+		if slices.Contains(rows, u) {
+			continue
+		}
 		var n int64
 		if err := t.tx.Model(&models.Aggregate{}).Where("uuid = ?", u).Count(&n).Error; err != nil {
 			return nil, 0, err
@@ -592,6 +668,9 @@ func (t *txn) setProviderAggregates(cur *models.Provider, aggUUIDs []string, o w
 		if err := t.tx.Where("provider_uuid = ? AND aggregate_uuid IN ?", cur.UUID, removed).Delete(&models.AggregateMember{}).Error; err != nil {
 			return nil, 0, err
 		}
+	}
+	if err := t.mirrorMembership(cur.UUID, append(slices.Clone(added), removed...)); err != nil {
+		return nil, 0, err
 	}
 	if err := t.bumpAggregates(append(slices.Clone(added), removed...)); err != nil {
 		return nil, 0, err

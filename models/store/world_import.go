@@ -468,6 +468,7 @@ func keepAggregateFields(cur *models.World, given *models.Given, m *models.World
 		f := given.Aggregates[i]
 		if !f.Has(models.FieldMembers) || a.Members == nil {
 			a.Members = slices.Clone(old.Members)
+			a.NotInPlacement, a.NotInNova = slices.Clone(old.NotInPlacement), slices.Clone(old.NotInNova)
 		}
 		// The zone lives in the metadata too (Nova's availability_zone
 		// key). Metadata that is given is the whole metadata, zone

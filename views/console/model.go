@@ -205,6 +205,9 @@ type MemberRow struct {
 	Path       string // root › … › parent, for children
 	Member     bool   // already in the aggregate (picker)
 	Ticked     bool   // ticked in a refused removal, shown ticked again
+	// Side is "nova" or "placement" for a member only that side's
+	// aggregate has (a synced drift), "" when both have it.
+	Side string
 }
 
 // PickerProps is the provider picker of an aggregate: a search and the

@@ -154,14 +154,14 @@ func runScenario(t *testing.T, c *novatest.Cloud, cl *cloud.Client, st *store.St
 	var out []outcome
 	var lastBoot time.Time
 	for i, b := range sc.boots {
-		// The soft weighers read the scheduler's view of each host's
-		// instances, which the compute casts to it after the boot.
-		time.Sleep(time.Until(lastBoot.Add(time.Second)))
 		spec := &scheduling.RequestSpec{ProjectID: orAdmin(b.project), UserID: "admin", Flavor: scheduling.FlavorRef{Name: b.flavor},
 			AvailabilityZone: b.zone, ServerGroup: e.groups[b.group], NumInstances: max(b.count, 1)}
 		t0 := time.Now()
 		tr := corralTrace(t, cl, st, cfg, spec)
 		t1 := time.Now()
+		// The soft weighers read the scheduler's view of each host's
+		// instances, which the compute casts to it after the boot.
+		time.Sleep(time.Until(lastBoot.Add(time.Second)))
 		image := b.image
 		if image == "" {
 			image = imagePlain

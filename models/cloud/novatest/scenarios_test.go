@@ -127,6 +127,10 @@ var flavors = []flavor{
 	{name: "not-fast", vcpus: 1, ram: 256, disk: 1, specs: map[string]string{"trait:CUSTOM_FAST": "forbidden"}},
 	{name: "ssd-scoped", vcpus: 1, ram: 256, disk: 1, specs: map[string]string{"aggregate_instance_extra_specs:ssd": "true"}},
 	{name: "ssd-unscoped", vcpus: 1, ram: 256, disk: 1, specs: map[string]string{"ssd": "true"}},
+	// Unscoped, and an attribute of Nova's host state: ComputeCapabilitiesFilter
+	// judges it (the fake hosts' hypervisor is "fake"); an unscoped key that
+	// is not one (ssd) it ignores.
+	{name: "qemu-unscoped", vcpus: 1, ram: 256, disk: 1, specs: map[string]string{"hypervisor_type": "QEMU"}},
 	{name: "speed", vcpus: 1, ram: 256, disk: 1, specs: map[string]string{"aggregate_instance_extra_specs:cpu_speed": ">= 2500"}},
 	{name: "pinned", vcpus: 1, ram: 256, disk: 1, specs: map[string]string{"hw:cpu_policy": "dedicated"}},
 	{name: "iso", vcpus: 1, ram: 256, disk: 1, specs: map[string]string{"trait:CUSTOM_ISO": "required"}},
@@ -170,7 +174,7 @@ var scenarios = []scenario{
 		boots: []boot{{flavor: "ssd-scoped"}}},
 	{name: "unscoped-extra-spec", parts: []string{fExtraSpecs, fCapabilities},
 		setup: func(e *env) { e.aggregate("ssd", "", []string{"h2", "h4"}, map[string]string{"ssd": "true"}) },
-		boots: []boot{{flavor: "ssd-unscoped"}}},
+		boots: []boot{{flavor: "ssd-unscoped"}, {flavor: "qemu-unscoped"}}},
 	{name: "extra-spec-operator", restrictedOnly: true, parts: []string{fExtraSpecs},
 		setup: func(e *env) {
 			e.aggregate("fast-cpus", "", []string{"h3"}, map[string]string{"cpu_speed": "3000"})

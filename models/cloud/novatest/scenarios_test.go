@@ -69,7 +69,7 @@ var mustAgree = map[string]bool{
 	pPCPU:           false, // corral asks VCPU; no PCPU translation
 	pImage:          false, // corral's request has no image
 	pComputeStatus:  false, // COMPUTE_STATUS_DISABLED is synced, not forbidden
-	pMemberships:    false, // corral merges Placement's and Nova's memberships
+	pMemberships:    true,
 	pZedTenantKeys:  false, // corral reads filter_tenant_id* as newer Nova does
 	pReservationPfx: false, // Nova has no such filter
 	fCompute:        false,

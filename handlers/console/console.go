@@ -258,5 +258,9 @@ func mergeErrors(dst, kept map[string]string) {
 // apply hands a form's changes to the one write path (Env.Writer), as the
 // signed-in user.
 func (h *Handler) apply(c echo.Context, changes []scheduling.Change) (*scheduling.Applied, error) {
-	return h.env.Writer.Apply(c.Request().Context(), handlers.Actor(c), changes)
+	a, err := h.env.Writer.Apply(c.Request().Context(), handlers.Actor(c), changes)
+	if err == nil {
+		handlers.FlashWhereItWent(c, a)
+	}
+	return a, err
 }

@@ -129,7 +129,10 @@ func (h *Handler) SettingsSave(c echo.Context) error {
 			changes = []scheduling.Change{{Op: scheduling.OpSetSettings, Settings: &scheduling.SettingsOverride{}}}
 		}
 		changes[0].Generation = &gen
-		_, err = h.env.Writer.Apply(ctx, handlers.Actor(c), changes)
+		var applied *scheduling.Applied
+		if applied, err = h.env.Writer.Apply(ctx, handlers.Actor(c), changes); err == nil {
+			handlers.FlashWhereItWent(c, applied)
+		}
 	}
 	if err != nil {
 		if !userError(err) {

@@ -333,6 +333,8 @@ type applyBody struct {
 type applied struct {
 	Draft      string `json:"draft"`
 	AuditEvent int64  `json:"audit_event"`
+	// Cloud says what was rolled out when corral is connected to a cloud.
+	Cloud *scheduling.CloudWrite `json:"cloud,omitempty"`
 }
 
 // APIApplyDraft is POST /api/drafts/:id/apply {"version": N}: every change
@@ -347,7 +349,8 @@ func (h *Handler) APIApplyDraft(c echo.Context) error {
 		return models.E(models.Invalid, "version", "give the draft's version (from GET /api/drafts/:id) to confirm what you reviewed")
 	}
 	id := c.Param("id")
-	if _, err := h.env.Writer.ApplyDraft(ctx, handlers.Actor(c), id, *body.Version); err != nil {
+	done, err := h.env.Writer.ApplyDraft(ctx, handlers.Actor(c), id, *body.Version)
+	if err != nil {
 		return err
 	}
 	h.forgetDraft(id)
@@ -355,7 +358,7 @@ func (h *Handler) APIApplyDraft(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, applied{Draft: id, AuditEvent: ev})
+	return c.JSON(http.StatusOK, applied{Draft: id, AuditEvent: ev, Cloud: done.Cloud})
 }
 
 // applyEvent finds the audit event of the draft's apply (0 if none).

@@ -262,18 +262,34 @@ func (a *Applier) exclusive(ctx context.Context, f func(*Client) error) error {
 // exclusive runs f with a connection, under this replica's flag and the
 // store's sync lock (ErrBusy while a sync or rollout runs).
 func (s *Syncer) exclusive(ctx context.Context, f func(*Client) error) error {
+	if err := s.claim(); err != nil {
+		return err
+	}
+	defer s.unclaim()
+	return s.locked(ctx, f)
+}
+
+// claim takes this replica's flag (ErrBusy when a sync, rollout or write
+// holds it).
+func (s *Syncer) claim() error {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.running {
-		s.mu.Unlock()
 		return ErrBusy
 	}
 	s.running = true
+	return nil
+}
+
+func (s *Syncer) unclaim() {
+	s.mu.Lock()
+	s.running = false
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.running = false
-		s.mu.Unlock()
-	}()
+}
+
+// locked runs f with a connection under the store's sync lock, which
+// replicas share (ErrBusy while another holds it).
+func (s *Syncer) locked(ctx context.Context, f func(*Client) error) error {
 	release, ok, err := s.Store.TrySyncLock(ctx)
 	if err != nil {
 		return err

@@ -21,6 +21,8 @@ type Syncer struct {
 
 	mu      sync.Mutex
 	running bool
+	// progress is the sync StartSync runs in the background, or ran last.
+	progress SyncProgress
 }
 
 // ErrBusy means a sync is already running (here or on another replica).

@@ -192,9 +192,34 @@ func TestConnectedConsoleWritesReachTheCloud(t *testing.T) {
 // corral's /compute and /placement changes the cloud.
 func TestConnectedAPIWritesReachTheCloud(t *testing.T) {
 	c := cloudtest.Shared(t)
+	// A deleted aggregate leaves a gap in Nova's ids that corral's own
+	// numbering does not have: the ids differ from here on.
+	gapID, _ := (&fixture{c: c}).aggregate(t, "cx-gap", "", nil, nil)
+	must(t, c.Call("compute", "DELETE", fmt.Sprintf("os-aggregates/%d", gapID), nil, nil, 200))
 	f := build(t, c, "cx-")
 	a := startConnected(t, c)
 	tok := a.Tokens[webtest.AdminName]
+
+	// The mirror APIs answer with the cloud's ids and generations.
+	var viaCorral aggregateShow
+	must(t, json.Unmarshal([]byte(openstackCLI(t, a.URL+"/compute/v2.1", tok, "--os-compute-api-version", "2.41", "aggregate", "show", "cx-aggA", "-f", "json")), &viaCorral))
+	if viaCorral.ID != f.aggAID {
+		t.Errorf("corral's compute API says cx-aggA is aggregate %d, nova says %d", viaCorral.ID, f.aggAID)
+	}
+	var rp struct {
+		Generation int64 `json:"generation"`
+	}
+	must(t, json.Unmarshal([]byte(openstackCLI(t, a.URL+"/placement", tok, "--os-placement-api-version", "1.14", "resource", "provider", "show", f.cn2, "-f", "json")), &rp))
+	if want := f.generation(t, f.cn2); rp.Generation != want {
+		t.Errorf("corral's placement API says cx-cn2 is at generation %d, placement says %d", rp.Generation, want)
+	}
+	// A write with a generation placement no longer has: Placement's 409,
+	// and nothing sent.
+	stale := a.TokenClient(t, webtest.AdminName).JSON("PUT", "/placement/resource_providers/"+f.cn2+"/traits",
+		map[string]any{"traits": []string{"HW_CPU_X86_SSE"}, "resource_provider_generation": f.generation(t, f.cn2) - 1}, "OpenStack-API-Version", "placement 1.6")
+	if stale.StatusCode != http.StatusConflict || !slices.Equal(providerTraits(t, c, f.cn2), []string{"CUSTOM_FAST", "HW_CPU_X86_AVX2"}) {
+		t.Errorf("a stale generation through corral: %d %s; placement has %v", stale.StatusCode, stale.Body, providerTraits(t, c, f.cn2))
+	}
 
 	openstackCLI(t, a.URL+"/compute/v2.1", tok, "--os-compute-api-version", "2.41", "aggregate", "set", "--property", "cx-api=yes", "cx-aggA")
 	if got := showAggregate(t, c, "cx-aggA").Properties["cx-api"]; got != "yes" {
@@ -261,8 +286,13 @@ func TestConnectedRefusals(t *testing.T) {
 		t.Errorf("a quota set through corral's compute API: %d %s", resp.StatusCode, resp.Body)
 	}
 
-	// The settings live in nova.conf: kept in corral, with the lines.
-	form = formOf(t, a.admin.Get("/settings").Doc(t), "/settings")
+	// The settings live in nova.conf: kept in corral, with the lines, and
+	// the page says they are an assumption.
+	sdoc := a.admin.Get("/settings").Doc(t)
+	if note := sdoc.Find(`[data-testid="settings-assumption"]`).Text(); !strings.Contains(note, "Assumed, not read") {
+		t.Errorf("the connected settings page does not mark the settings as assumed: %q", note)
+	}
+	form = formOf(t, sdoc, "/settings")
 	form.Set("limit_tenants_to_placement_aggregate", "on")
 	r = a.admin.Follow("/settings", "/settings", form)
 	if msg := flashes(t, r); !strings.Contains(msg, "kept in corral only") || !strings.Contains(msg, "[scheduler] limit_tenants_to_placement_aggregate = true") {

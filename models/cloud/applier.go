@@ -192,7 +192,7 @@ func (a *Applier) rollOut(ctx context.Context, c *Client, actor models.Actor, pl
 		out.Revision = applied.Revision
 		out.Revert = append(out.Revert, applied.Revert...)
 		out.Cloud.Local = append(out.Cloud.Local, "the scheduler's settings, which live in nova.conf on the scheduler hosts: corral cannot read or change them, and previews assume them. Set in nova.conf: "+
-			strings.Join(NovaConfChanges(live.Settings, next.Settings), ", "))
+			strings.Join(novaConfChanges(live.Settings, next.Settings), ", "))
 	}
 	return out, nil
 }
@@ -221,9 +221,9 @@ func partialFailure(rep *RolloutReport) error {
 	return models.E(models.Unavailable, "", "%s", msg)
 }
 
-// NovaConfChanges are the nova.conf lines ("[section] option = value")
+// novaConfChanges are the nova.conf lines ("[section] option = value")
 // that differ between settings a and b.
-func NovaConfChanges(a, b models.Settings) []string {
+func novaConfChanges(a, b models.Settings) []string {
 	var out []string
 	for i := range models.SettingTable {
 		row := &models.SettingTable[i]

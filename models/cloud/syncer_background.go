@@ -22,8 +22,8 @@ type SyncProgress struct {
 	Err         string      // when it failed
 }
 
-// BackgroundSyncTimeout bounds one background sync.
-const BackgroundSyncTimeout = 15 * time.Minute
+// backgroundSyncTimeout bounds one background sync.
+const backgroundSyncTimeout = 15 * time.Minute
 
 // StartSync starts a sync in the background and returns at once; ErrBusy
 // when a sync, rollout or write is running on this replica. Progress says
@@ -38,7 +38,7 @@ func (s *Syncer) StartSync(actor models.Actor) error {
 	s.mu.Unlock()
 	go func() {
 		defer s.unclaim()
-		ctx, cancel := context.WithTimeout(context.Background(), BackgroundSyncTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), backgroundSyncTimeout)
 		defer cancel()
 		var res *SyncResult
 		entered := false // Sync records its own failures

@@ -399,6 +399,8 @@ func carriedField(ch Change, field string) string {
 		if field == "traits" {
 			return ""
 		}
+	case "server":
+		return fmt.Sprintf("server %s: servers are Nova's; corral does not change their %s", ch.Name, field)
 	}
 	return fmt.Sprintf("%s %s: corral does not roll a change of %s out to the cloud yet", strings.ReplaceAll(ch.Kind, "_", " "), ch.Name, field)
 }

@@ -15,6 +15,7 @@ import (
 	"corral/models"
 	"corral/models/cloud"
 	"corral/models/cloud/cloudtest"
+	"corral/models/scheduling"
 	"corral/models/store/storetest"
 	"corral/web"
 	"corral/web/webtest"
@@ -327,5 +328,72 @@ func TestConnectedDriftRefused(t *testing.T) {
 	props := showAggregate(t, c, "cd-aggA").Properties
 	if props["cd-owner"] != "" || props["ssd"] != "false" {
 		t.Errorf("after a refused write nova has %v", props)
+	}
+}
+
+// TestConnectedPartialFailureAndImport: a write whose second call the
+// cloud refuses keeps the first (it is in the cloud) and says so, naming
+// the draft that undoes it; a world import rolls its difference out, and
+// one that would change what Nova owns is refused whole.
+func TestConnectedPartialFailureAndImport(t *testing.T) {
+	c := cloudtest.Shared(t)
+	f := build(t, c, "cp-")
+	a := startConnected(t, c)
+	ctx := context.Background()
+	admin := models.Actor{Name: webtest.AdminName, Via: "console", Role: models.RoleAdmin}
+
+	// Placement refuses a trait it does not know: the metadata call before
+	// it is done and stays.
+	_, err := a.Env.Writer.Apply(ctx, admin, []scheduling.Change{
+		{Op: scheduling.OpSetMetadata, Aggregate: "cp-aggA", Key: "cp-step", Value: "1"},
+		{Op: scheduling.OpAddTrait, Provider: f.cn1, Trait: "CUSTOM_CP_NEVER_DEFINED"},
+	})
+	msg := fmt.Sprint(err)
+	if err == nil || !strings.Contains(msg, "Done before it (and kept in the cloud): POST /os-aggregates/") || !strings.Contains(msg, "/drafts/") {
+		t.Fatalf("a partial failure says %q", msg)
+	}
+	if got := showAggregate(t, c, "cp-aggA").Properties["cp-step"]; got != "1" {
+		t.Errorf("the call done before the failure is not in nova: cp-step=%q", got)
+	}
+	undoID := msg[strings.Index(msg, "/drafts/")+len("/drafts/"):]
+	undoID = strings.TrimSuffix(strings.Fields(undoID)[0], ")")
+	if _, changes, err := a.Store.PendingDraft(ctx, undoID); err != nil || len(changes) != 1 || changes[0].Op != scheduling.OpUnsetMetadata {
+		t.Errorf("undo draft %s: %v %v", undoID, changes, err)
+	}
+	a.inSync(t, "cp-")
+
+	// A world import: the metadata it changes is rolled out.
+	w, err := a.Store.ExportWorld(ctx)
+	must(t, err)
+	for i := range w.Aggregates {
+		if w.Aggregates[i].Name == "cp-aggB" {
+			w.Aggregates[i].Metadata["cp-imported"] = "yes"
+		}
+	}
+	must(t, a.Env.Writer.ImportWorldAt(ctx, admin, w, false, -1))
+	if got := showAggregate(t, c, "cp-aggB").Properties["cp-imported"]; got != "yes" {
+		t.Errorf("after the import nova has cp-imported=%q", got)
+	}
+	a.inSync(t, "cp-")
+
+	// One that moves a server (Nova's to do) is refused whole.
+	w, err = a.Store.ExportWorld(ctx)
+	must(t, err)
+	for i := range w.Aggregates {
+		if w.Aggregates[i].Name == "cp-aggB" {
+			w.Aggregates[i].Metadata["cp-second"] = "no"
+		}
+	}
+	for i := range w.Servers {
+		if w.Servers[i].Name == "cp-vm1" {
+			w.Servers[i].Name = "cp-vm1-renamed"
+		}
+	}
+	err = a.Env.Writer.ImportWorldAt(ctx, admin, w, false, -1)
+	if err == nil || !strings.Contains(err.Error(), "server cp-vm1-renamed: servers are Nova's") {
+		t.Errorf("an import renaming a server: %v", err)
+	}
+	if got := showAggregate(t, c, "cp-aggB").Properties["cp-second"]; got != "" {
+		t.Errorf("a refused import reached nova: cp-second=%q", got)
 	}
 }

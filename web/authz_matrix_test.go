@@ -42,6 +42,7 @@ var authzMatrix = map[string]string{
 	// say why (TestCloudDraftPagesSayCorralIsStandalone).
 	"GET /cloud":                                       "ATTTT",
 	"GET /cloud/drafts/:id":                            "ANNNN",
+	"GET /cloud/sync/progress":                         "ANNNN",
 	"POST /cloud/drafts/:id/rollout":                   "FFFFN",
 	"POST /cloud/sync":                                 "FFFFT",
 	"GET /doctor":                                      "ATTTT",

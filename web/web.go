@@ -79,11 +79,16 @@ func New(env *handlers.Env, cfg Config) (*echo.Echo, error) {
 	if env.Now == nil {
 		env.Now = time.Now
 	}
-	if env.Writer == nil {
-		env.Writer = env.Store
-	}
 	if cfg.Cloud != nil {
 		env.Cloud = cfg.Cloud
+		if env.Writer == nil {
+			// Connected, every write goes to the cloud: nothing is
+			// stored in corral alone, to be reverted by the next sync.
+			env.Writer = &cloud.Applier{Syncer: cfg.Cloud, Store: env.Store}
+		}
+	}
+	if env.Writer == nil {
+		env.Writer = env.Store
 	}
 	if env.Sessions == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -27,6 +27,7 @@ func Register(console *echo.Group, env *handlers.Env) {
 	h := &page{env: env}
 	console.GET("/cloud", h.show)
 	handlers.Body(handlers.SmallForm, console.POST("/cloud/sync", h.syncNow, handlers.RequireRole(models.RoleAdmin)))
+	console.GET("/cloud/sync/progress", h.progress)
 	console.GET("/cloud/drafts/:id", h.plan)
 	handlers.Body(handlers.SmallForm, console.POST("/cloud/drafts/:id/rollout", h.rollout, handlers.RequireRole(models.RoleAdmin)))
 }
@@ -37,7 +38,8 @@ type syncer interface {
 	handlers.Cloud
 	Running() bool
 	Interval() time.Duration
-	SyncNow(ctx context.Context, actor models.Actor) (*cloud.SyncResult, error)
+	StartSync(actor models.Actor) error
+	Progress() cloud.SyncProgress
 	Rollout(ctx context.Context, actor models.Actor, p *cloud.Plan) (*cloud.RolloutReport, error)
 }
 
@@ -183,6 +185,10 @@ func (h *page) show(c echo.Context) error {
 			props.Every = every.String()
 		}
 		props.CanSync = isAdmin(c)
+		if pr := s.Progress(); !pr.Started.IsZero() {
+			v := progressView(pr)
+			props.Progress = &v
+		}
 		last, err := h.env.Store.LastSuccessfulSync(ctx)
 		if err != nil {
 			return err
@@ -218,6 +224,8 @@ func view(r store.SyncRecord) cloudview.Sync {
 	return v
 }
 
+// syncNow is POST /cloud/sync: the sync runs in the background, one at a
+// time, and the page shows its progress; the browser does not wait.
 func (h *page) syncNow(c echo.Context) error {
 	s := h.syncer()
 	if s == nil {
@@ -225,16 +233,44 @@ func (h *page) syncNow(c echo.Context) error {
 	}
 	u := handlers.CurrentUser(c)
 	actor := models.Actor{Name: u.Name, Via: "console", Role: u.Role, ProjectID: u.ProjectID}
-	res, err := s.SyncNow(c.Request().Context(), actor)
-	switch {
-	case errors.Is(err, cloud.ErrBusy):
+	if err := s.StartSync(actor); errors.Is(err, cloud.ErrBusy) {
 		handlers.AddFlash(c, handlers.FlashWarning, "A sync is already running; this page shows its outcome when it ends.")
-	case err != nil:
-		handlers.AddFlash(c, handlers.FlashError, "The sync failed and changed nothing: "+err.Error())
-	default:
-		handlers.AddFlash(c, handlers.FlashSuccess, syncSummary(res))
+	} else if err != nil {
+		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/cloud")
+}
+
+// progress is GET /cloud/sync/progress, the card the page polls while a
+// sync runs; once it is done, htmx reloads the page to show what the sync
+// stored.
+func (h *page) progress(c echo.Context) error {
+	s := h.syncer()
+	if s == nil {
+		return models.E(models.NotFound, "", "corral runs standalone: there is no cloud to sync")
+	}
+	pr := s.Progress()
+	if !pr.Running && handlers.IsHTMX(c) {
+		c.Response().Header().Set("HX-Refresh", "true")
+	}
+	return handlers.Render(c, http.StatusOK, cloudview.SyncProgress(progressView(pr)))
+}
+
+func progressView(pr cloud.SyncProgress) cloudview.Progress {
+	v := cloudview.Progress{Running: pr.Running, Actor: pr.Actor, Done: pr.Done, Total: pr.Total}
+	end := pr.Finished
+	if pr.Running {
+		end = time.Now().UTC()
+	}
+	v.Elapsed = end.Sub(pr.Started).Round(time.Second).String()
+	switch {
+	case pr.Running:
+	case pr.Err != "":
+		v.Failed, v.Outcome = true, "The sync started by "+pr.Actor+" failed after "+v.Elapsed+" and changed nothing: "+pr.Err
+	case pr.Result != nil:
+		v.Outcome = syncSummary(pr.Result) + " (started by " + pr.Actor + ", took " + v.Elapsed + ")"
+	}
+	return v
 }
 
 func syncSummary(r *cloud.SyncResult) string {

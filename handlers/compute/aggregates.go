@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -153,10 +154,23 @@ func (api *API) loadAggregate(c echo.Context, raw string) (*models.Aggregate, er
 	if f != nil {
 		return nil, f
 	}
-	a, err := api.env.Store.GetAggregate(c.Request().Context(), strconv.FormatInt(id, 10))
+	ids, err := api.novaIDs(c)
+	if err != nil {
+		return nil, err
+	}
+	ref := strconv.FormatInt(id, 10)
+	if ids != nil {
+		u, ok := uuidOfNovaID(ids, id)
+		if !ok {
+			return nil, aggregateNotFound(raw)
+		}
+		ref = u
+	}
+	a, err := api.env.Store.GetAggregate(c.Request().Context(), ref)
 	if err != nil {
 		return nil, storeFault(err, func() error { return aggregateNotFound(raw) })
 	}
+	asNova(ids, a)
 	if a.ID != id { // the store also matches names; Nova does not
 		return nil, aggregateNotFound(raw)
 	}
@@ -181,6 +195,14 @@ func (api *API) listAggregates(c echo.Context) error {
 	aggs, _, err := api.env.Store.ListAggregates(c.Request().Context(), store.AggregateQuery{})
 	if err != nil {
 		return err
+	}
+	ids, err := api.novaIDs(c)
+	if err != nil {
+		return err
+	}
+	aggs = slices.DeleteFunc(aggs, func(a models.Aggregate) bool { return !asNova(ids, &a) })
+	for i := range aggs {
+		asNova(ids, &aggs[i])
 	}
 	provs, err := api.hostNames(c.Request().Context(), aggs)
 	if err != nil {
@@ -226,8 +248,22 @@ func (api *API) apply(c echo.Context, changes ...scheduling.Change) error {
 }
 
 // written loads the aggregate a change wrote, to answer with it.
-func (api *API) written(c echo.Context, uuid string) (*models.Aggregate, error) {
-	return api.env.Store.GetAggregate(c.Request().Context(), uuid)
+// Connected, it carries Nova's id; an aggregate the write created is found
+// by name, Nova having chosen its uuid.
+func (api *API) written(c echo.Context, uuid string, name ...string) (*models.Aggregate, error) {
+	ids, err := api.novaIDs(c)
+	if err != nil {
+		return nil, err
+	}
+	a, err := api.env.Store.GetAggregate(c.Request().Context(), uuid)
+	if ids != nil && models.KindOf(err) == models.NotFound && len(name) == 1 {
+		a, err = api.env.Store.GetAggregate(c.Request().Context(), name[0])
+	}
+	if err != nil {
+		return nil, err
+	}
+	asNova(ids, a)
+	return a, nil
 }
 
 // POST /os-aggregates
@@ -255,7 +291,7 @@ func (api *API) createAggregate(c echo.Context) error {
 		}
 		return err
 	}
-	a, err := api.written(c, create.UUID)
+	a, err := api.written(c, create.UUID, create.Aggregate)
 	if err != nil {
 		return err
 	}

@@ -277,6 +277,7 @@ func (h *Handler) apply(c echo.Context, changes []scheduling.Change) (*schedulin
 	unknown := scheduling.UnknownProjects(snap.World(), changes)
 	applied, err := h.env.Writer.Apply(c.Request().Context(), handlers.Actor(c), changes)
 	if err == nil {
+		handlers.FlashWhereItWent(c, applied)
 		for _, p := range unknown {
 			if p != currentProject(c) {
 				handlers.AddFlash(c, handlers.FlashWarning, unknownProjectMessage(p))

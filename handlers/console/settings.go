@@ -103,6 +103,9 @@ func (h *Handler) Settings(c echo.Context) error {
 }
 
 func (h *Handler) renderSettings(c echo.Context, status int, f cv.SettingsForm) error {
+	if h.env.Cloud != nil {
+		f.Connected = h.env.Cloud.Connection()
+	}
 	return handlers.Render(c, status, cv.SettingsPage(layout.Page(c, "Settings", "settings"), f))
 }
 

@@ -40,6 +40,9 @@ func (api *API) getAggregates(c echo.Context) error {
 	}
 	id := c.Param("uuid")
 	aggs, gen, err := api.env.Store.ProviderAggregates(c.Request().Context(), id)
+	if err == nil {
+		gen, err = api.cloudGeneration(c, id, gen)
+	}
 	if err != nil {
 		if models.KindOf(err) == models.NotFound {
 			return notFound("No resource provider with uuid " + id + " found")
@@ -108,6 +111,9 @@ func (api *API) setAggregates(c echo.Context) error {
 		return err
 	}
 	_, newGen, err := api.env.Store.ProviderAggregates(c.Request().Context(), id)
+	if err == nil {
+		newGen, err = api.cloudGeneration(c, id, newGen)
+	}
 	if err != nil {
 		return err
 	}

@@ -44,6 +44,9 @@ type API struct {
 	large *largeLimit
 	// answers are recent small lists, ready to send again.
 	answers answerCache
+	// cloudSnap is the live snapshot with the cloud's generations, when
+	// corral is connected to a cloud (cloudgens.go).
+	cloudSnap atomic.Pointer[cloudSnapshot]
 }
 
 // Large lists: as many written at once as there are processors; the others
@@ -327,5 +330,10 @@ func (api *API) snapshot(c echo.Context) (*scheduling.Snapshot, error) {
 
 // snapshotAt is snapshot with its revision.
 func (api *API) snapshotAt(c echo.Context) (*scheduling.Snapshot, int64, error) {
-	return api.env.Store.Live().Get(c.Request().Context())
+	snap, rev, err := api.env.Store.Live().Get(c.Request().Context())
+	if err != nil {
+		return nil, 0, err
+	}
+	snap, err = api.withCloudGenerations(c, snap)
+	return snap, rev, err
 }

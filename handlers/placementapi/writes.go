@@ -12,6 +12,9 @@ import (
 
 // apply hands a request's changes to the one write path.
 func (api *API) apply(c echo.Context, changes ...scheduling.Change) error {
+	if err := api.checkCloudGenerations(c, changes); err != nil {
+		return err
+	}
 	_, err := api.env.Writer.Apply(c.Request().Context(), handlers.Actor(c), changes)
 	return err
 }
@@ -24,7 +27,12 @@ func stale(ce *models.Error) bool {
 
 // written reads a provider back after a write, for the answer.
 func (api *API) written(c echo.Context, id string) (*models.Provider, error) {
-	return api.env.Store.GetProvider(c.Request().Context(), id)
+	p, err := api.env.Store.GetProvider(c.Request().Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	p.Generation, err = api.cloudGeneration(c, id, p.Generation)
+	return p, err
 }
 
 // generation returns a pointer to gen, for a change's generation.

@@ -384,6 +384,8 @@ type gateError struct {
 type applied struct {
 	Draft      string `json:"draft"`
 	AuditEvent int64  `json:"audit_event"`
+	// Cloud says what was rolled out when corral is connected to a cloud.
+	Cloud *scheduling.CloudWrite `json:"cloud,omitempty"`
 }
 
 // APIApplyDraft is POST /api/drafts/:id/apply {"version": N}: every change
@@ -408,7 +410,8 @@ func (h *Handler) APIApplyDraft(c echo.Context) error {
 				Kind: strings.ReplaceAll(models.Conflict.String(), " ", "_"), Field: "confirm", Message: message(g.Refusal("confirm"))}})
 		}
 	}
-	if _, err := h.env.Writer.ApplyDraft(ctx, handlers.Actor(c), id, *body.Version); err != nil {
+	done, err := h.env.Writer.ApplyDraft(ctx, handlers.Actor(c), id, *body.Version)
+	if err != nil {
 		return err
 	}
 	h.forgetDraft(id)
@@ -416,7 +419,7 @@ func (h *Handler) APIApplyDraft(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, applied{Draft: id, AuditEvent: ev})
+	return c.JSON(http.StatusOK, applied{Draft: id, AuditEvent: ev, Cloud: done.Cloud})
 }
 
 // applyEvent finds the audit event of the draft's apply (0 if none).

@@ -174,6 +174,9 @@ func (h *worldPages) apply(c echo.Context) error {
 	if p.plan.SettingsChanged {
 		msg += "; settings changed"
 	}
+	if h.env.Cloud != nil {
+		msg += " — rolled out to the cloud (" + h.env.Cloud.Connection() + ") and synced back"
+	}
 	handlers.AddFlash(c, handlers.FlashSuccess, msg+".")
 	return handlers.SeeOther(c, "/world")
 }

@@ -74,9 +74,15 @@ func TestCloudPage(t *testing.T) {
 	if doc.Find(`[data-testid="cloud-never"]`).Length() != 1 {
 		t.Error("a console that never synced does not say so")
 	}
+	// "Sync now" answers at once; the page polls the sync's progress
+	// until it is done.
 	doc = b.post("/cloud/sync", "/cloud", url.Values{})
-	if doc.Find(`[data-testid="flash-success"]`).Length() != 1 {
-		t.Fatalf("sync now: %s", doc.Find(`[data-testid="flashes"]`).Text())
+	if doc.Find(`[data-testid="cloud-sync-progress"]`).Length() != 1 {
+		t.Fatalf("sync now shows no progress: %s", doc.Find("main").Text())
+	}
+	doc = waitForSync(t, b)
+	if doc.Find(`[data-testid="cloud-sync-progress"].flash-success`).Length() != 1 {
+		t.Fatalf("sync now: %s", doc.Find(`[data-testid="cloud-sync-progress"]`).Text())
 	}
 	if !strings.Contains(doc.Find(`[data-testid="cloud-changes"]`).Text(), "+ aggregate page-aggA") {
 		t.Errorf("changes: %q", doc.Find(`[data-testid="cloud-changes"]`).Text())
@@ -175,6 +181,20 @@ func TestCloudPage(t *testing.T) {
 	if b.get("/cloud").Find(`[data-testid="cloud-standalone"]`).Length() != 1 {
 		t.Error("standalone console does not say so")
 	}
+}
+
+// waitForSync polls the progress card as the page does until the
+// background sync is done, then returns the Cloud page.
+func waitForSync(t *testing.T, b *browser) *goquery.Document {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for b.get("/cloud/sync/progress").Find(`[data-testid="cloud-sync-running"]`).Length() == 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the background sync did not end within 2 minutes")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return b.get("/cloud")
 }
 
 func aggBID(t *testing.T, c *cloudtest.Cloud, name string) int {

@@ -45,3 +45,13 @@ type SyncerStore interface {
 	RolloutStore
 	TrySyncLock(ctx context.Context) (release func(), ok bool, err error)
 }
+
+// ApplierStore is what the cloud write path (Applier) needs besides a
+// syncer's: the draft to roll out and its version, and the world an
+// import would leave live.
+type ApplierStore interface {
+	SyncerStore
+	PendingDraft(ctx context.Context, id string) (name string, changes []scheduling.Change, err error)
+	DraftVersion(ctx context.Context, id string) (int64, error)
+	ImportedWorld(ctx context.Context, w *models.World, replace bool) (*models.World, int64, error)
+}

@@ -21,6 +21,10 @@ type Syncer struct {
 
 	mu      sync.Mutex
 	running bool
+	// progress is the sync StartSync runs in the background, or ran last.
+	progress SyncProgress
+	// ids caches the cloud's identifiers the last sync kept.
+	ids *identities
 }
 
 // ErrBusy means a sync is already running (here or on another replica).

@@ -1,5 +1,10 @@
 package scheduling
 
+import (
+	"strconv"
+	"strings"
+)
+
 // Applied is what an applier reports of a list of changes it wrote: the
 // revision it made live and the changes that undo it (the before-values of
 // every object it wrote, as ChangesBetween computes them). NoUndo names,
@@ -9,4 +14,36 @@ type Applied struct {
 	Revision int64    `json:"revision"`
 	Revert   []Change `json:"revert_changes"`
 	NoUndo   []string `json:"no_undo,omitempty"`
+	// Cloud says what a connected write did in the cloud; nil when the
+	// write went to corral's own database (standalone).
+	Cloud *CloudWrite `json:"cloud,omitempty"`
+}
+
+// CloudWrite is what a connected write did in the cloud (Applied.Cloud):
+// the calls it made, and what it kept in corral only, with why.
+type CloudWrite struct {
+	Calls []string `json:"calls"`
+	// Local names what stays in corral only (the scheduler's settings,
+	// which live in nova.conf), with the nova.conf lines to change.
+	Local []string `json:"local,omitempty"`
+}
+
+// Summary says where a connected write went, for a person: "rolled out
+// to the cloud: 2 calls", and what was kept in corral only.
+func (w *CloudWrite) Summary() string {
+	msg := "rolled out to the cloud: " + plural(len(w.Calls), "call")
+	if len(w.Calls) == 0 {
+		msg = "nothing sent to the cloud"
+	}
+	if len(w.Local) > 0 {
+		msg += "; kept in corral only: " + strings.Join(w.Local, "; ")
+	}
+	return msg
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
 }

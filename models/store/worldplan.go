@@ -20,6 +20,9 @@ type ImportPlan struct {
 	Kinds           []KindDiff // providers, aggregates, flavors, servers, server groups, consumers
 	SettingsChanged bool
 	BlazarLines     []string // one per Blazar convention restated, for a person
+	// Next is the world the import leaves live (what a connected import
+	// rolls out to the cloud).
+	Next *models.World
 }
 
 // KindDiff names the objects of one kind that an import adds, changes and
@@ -87,7 +90,7 @@ func (s *Store) PlanImport(ctx context.Context, w *models.World, replace, blazar
 		}
 		kinds, settings := DiffWorlds(before, next)
 		plan = &ImportPlan{World: translated, Replace: replace, Revision: rev - 1, // write has taken its own step
-			Kinds: kinds, SettingsChanged: settings, BlazarLines: lines}
+			Kinds: kinds, SettingsChanged: settings, BlazarLines: lines, Next: next}
 		return errPlanned
 	})
 	if errors.Is(err, errPlanned) {

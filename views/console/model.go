@@ -414,6 +414,10 @@ type SettingsForm struct {
 	CanEdit    bool
 	// NovaConf are the nova.conf lines matching the saved settings.
 	NovaConf []string
+	// Connected names the cloud corral is connected to ("" standalone):
+	// the settings are then corral's assumption of the scheduler's
+	// nova.conf, which no API can read or change, and the page says so.
+	Connected string
 }
 
 // SettingsSection is one group of settings: its switches, its text

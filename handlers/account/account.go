@@ -13,8 +13,9 @@ import (
 // Handler serves the account pages. It keeps the dashboard's counts
 // between requests.
 type Handler struct {
-	env    *handlers.Env
-	counts countCache
+	env      *handlers.Env
+	counts   countCache
+	attempts userAttempts
 }
 
 // Register mounts the sign-in pages on public (which needs no sign-in;
@@ -25,6 +26,8 @@ func Register(public, console, api *echo.Group, env *handlers.Env, loginLimit ec
 	public.GET("/login", h.LoginForm)
 	handlers.Body(handlers.SignInForm, public.POST("/login", h.Login, loginLimit))
 	handlers.Body(handlers.SignInForm, public.POST("/logout", h.Logout))
+	public.GET("/login/project", h.ChooseProjectForm)
+	handlers.Body(handlers.SignInForm, public.POST("/login/project", h.ChooseProject))
 
 	c := console
 	c.GET("/", h.Home)

@@ -43,7 +43,7 @@ func Sync(ctx context.Context, st LiveStore, c *Client, actor models.Actor, o Sy
 			rec.FinishedAt = time.Now().UTC()
 			rec.DurationMS = rec.FinishedAt.Sub(started).Milliseconds()
 			rec.Requests = c.Requests()
-			rec.Error = err.Error()
+			rec.Error = StoredError(err)
 			_ = st.RecordSyncFailure(context.WithoutCancel(ctx), rec)
 		}
 		return nil, err

@@ -186,7 +186,7 @@ func (id *Identity) SignIn(ctx context.Context, domain, name, password string) (
 		return nil, nil, id.keystoneError(res.Err, "wrong user name, password or domain")
 	}
 	var b tokenBody
-	if err := res.ExtractInto(&b); err != nil {
+	if err := res.Result.ExtractInto(&b); err != nil {
 		return nil, nil, models.E(models.Unavailable, "", "Keystone answered something unreadable: %v", err)
 	}
 	p := b.person(res.Header.Get("X-Subject-Token"))
@@ -226,7 +226,7 @@ func (id *Identity) Scope(ctx context.Context, token, projectID string) (*models
 		return nil, id.keystoneError(res.Err, "Keystone refused that project")
 	}
 	var b tokenBody
-	if err := res.ExtractInto(&b); err != nil {
+	if err := res.Result.ExtractInto(&b); err != nil {
 		return nil, models.E(models.Unavailable, "", "Keystone answered something unreadable: %v", err)
 	}
 	return b.person(res.Header.Get("X-Subject-Token")), nil
@@ -255,7 +255,7 @@ func (id *Identity) Validate(ctx context.Context, token string) (*models.Person,
 		return nil, id.keystoneError(res.Err, "the token is unknown to Keystone, expired or revoked")
 	}
 	var b tokenBody
-	if err := res.ExtractInto(&b); err != nil {
+	if err := res.Result.ExtractInto(&b); err != nil {
 		return nil, models.E(models.Unavailable, "", "Keystone answered something unreadable: %v", err)
 	}
 	p := b.person(token)

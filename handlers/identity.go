@@ -47,7 +47,14 @@ const (
 const (
 	ctxPerson      = "corral.person"
 	ctxKeystoneAPI = "corral.keystone-api"
+	ctxRegion      = "corral.region"
 )
+
+// Region is the region corral governs through Keystone, or "".
+func Region(c echo.Context) string {
+	r, _ := c.Get(ctxRegion).(string)
+	return r
+}
 
 // CurrentPerson is the Keystone person the request acts for, or nil (no
 // sign-in, or one of corral's own users).
@@ -204,6 +211,9 @@ func (env *Env) keystoneTokenAuth(c echo.Context, token string) error {
 // OpenStack services send so that clients know where to authenticate.
 func (env *Env) KeystoneChallenge(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		if env.Identity != nil {
+			c.Set(ctxRegion, env.Identity.Region())
+		}
 		if env.Identity != nil && IsAPI(c) {
 			res := c.Response()
 			res.Before(func() {

@@ -118,6 +118,9 @@ func (env *Env) LoadSession(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			return next(c)
 		}
+		if _, ok := sess.Values[keyKeystonePending].(string); ok && env.Identity != nil {
+			return next(c) // signed in to Keystone, the project not chosen yet
+		}
 		uid, okU := sess.Values[keyUserID].(int64)
 		iat, okI := sess.Values[keyIssuedAt].(int64)
 		sid, okS := sess.Values[keySID].(string)

@@ -323,7 +323,7 @@ func (h *Handler) ConfirmDraft(c echo.Context) error {
 		if props.Conflicts, err = h.env.Store.DraftConflicts(ctx, d); err != nil {
 			return err
 		}
-		st, _, err := h.strandings(ctx, d.ID)
+		st, _, err := h.strandings(c, d.ID)
 		if err != nil && models.KindOf(err) == models.Internal {
 			return err
 		}
@@ -340,7 +340,7 @@ func (h *Handler) ConfirmDraft(c echo.Context) error {
 
 // Stranded is GET /drafts/:id/stranded.
 func (h *Handler) Stranded(c echo.Context) error {
-	st, d, err := h.strandings(c.Request().Context(), c.Param("id"))
+	st, d, err := h.strandings(c, c.Param("id"))
 	if err != nil {
 		return err
 	}

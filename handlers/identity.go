@@ -33,6 +33,20 @@ type Identity interface {
 	Validate(ctx context.Context, token string) (*models.Person, error)
 	// Revoke ends token at Keystone.
 	Revoke(ctx context.Context, token string) error
+	// ProjectNames are the projects' names by id (nil when unknown).
+	ProjectNames(ctx context.Context) map[string]string
+}
+
+// ProjectLabel is how pages name a project: "name (id)" when Keystone
+// knows it, else the id as given.
+func (env *Env) ProjectLabel(c echo.Context, id string) string {
+	if env.Identity == nil || id == "" {
+		return id
+	}
+	if name := env.Identity.ProjectNames(c.Request().Context())[id]; name != "" && name != id {
+		return name + " (" + id + ")"
+	}
+	return id
 }
 
 // Session values of a Keystone sign-in: the person's token (the cookie is

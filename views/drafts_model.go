@@ -128,6 +128,7 @@ func (c ImpactCell) changeSummary() string {
 // ImpactRow is one project's row of the matrix.
 type ImpactRow struct {
 	Project  string
+	Label    string // the project's name and id, when Keystone names it
 	Unknown  bool // typed in; corral has not seen the project
 	AnyOther bool // the row of every project the world does not name
 	Cells    []ImpactCell

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -44,6 +45,49 @@ type keystoneApp struct {
 	down   *atomic.Bool
 }
 
+// sharedKeystone is one Keystone with its people for the whole test
+// binary (TestMain stops it): starting one takes a while.
+var sharedKeystone struct {
+	once   sync.Once
+	ks     *cloudtest.Cloud
+	people map[string]cloudtest.Person
+	file   string
+	err    error
+}
+
+func startSharedKeystone() {
+	s := &sharedKeystone
+	dir, err := os.MkdirTemp("", "corral-keystone-")
+	if err != nil {
+		s.err = err
+		return
+	}
+	if s.ks, s.err = cloudtest.StartKeystoneOnly(dir); s.err != nil {
+		return
+	}
+	s.people = map[string]cloudtest.Person{}
+	for name, roles := range map[string]map[string]string{
+		"alice": {"ks-alpha": "member"}, "rita": {"ks-alpha": "reader"},
+		"bob": {"ks-alpha": "member", "ks-beta": "member"}, "dora": {"ks-alpha": "member"},
+	} {
+		p, err := s.ks.AddPerson(name, name+"-secret-pw", name != "dora", roles)
+		if err != nil {
+			s.err = err
+			return
+		}
+		s.people[name] = p
+	}
+	s.file = filepath.Join(dir, "clouds.yaml")
+	s.err = os.WriteFile(s.file, []byte(s.ks.CloudsYAML()), 0o600)
+}
+
+func stopSharedKeystone() {
+	if sharedKeystone.ks != nil {
+		sharedKeystone.ks.Stop()
+		os.RemoveAll(sharedKeystone.ks.Dir)
+	}
+}
+
 // startKeystoneApp runs corral with people signing in at a real Keystone:
 // alice a member of ks-alpha, rita a reader there, bob a member of
 // ks-alpha and ks-beta, dora disabled.
@@ -55,27 +99,11 @@ func startKeystoneApp(t *testing.T) *keystoneApp {
 		}
 		t.Skip("Debian's python3-keystone is not installed")
 	}
-	dir := t.TempDir()
-	ks, err := cloudtest.StartKeystoneOnly(dir)
-	if err != nil {
-		t.Fatal(err)
+	sharedKeystone.once.Do(startSharedKeystone)
+	if sharedKeystone.err != nil {
+		t.Fatal(sharedKeystone.err)
 	}
-	t.Cleanup(ks.Stop)
-	people := map[string]cloudtest.Person{}
-	for name, roles := range map[string]map[string]string{
-		"alice": {"ks-alpha": "member"}, "rita": {"ks-alpha": "reader"},
-		"bob": {"ks-alpha": "member", "ks-beta": "member"}, "dora": {"ks-alpha": "member"},
-	} {
-		p, err := ks.AddPerson(name, name+"-secret-pw", name != "dora", roles)
-		if err != nil {
-			t.Fatal(err)
-		}
-		people[name] = p
-	}
-	file := filepath.Join(dir, "clouds.yaml")
-	if err := os.WriteFile(file, []byte(ks.CloudsYAML()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	ks, people, file := sharedKeystone.ks, sharedKeystone.people, sharedKeystone.file
 	down := &atomic.Bool{}
 	id, err := cloud.NewIdentity(context.Background(), cloud.Options{Cloud: "corral-ks",
 		HTTPClient: &http.Client{Timeout: 30 * time.Second, Transport: failingTransport{down, http.DefaultTransport}},
@@ -88,7 +116,7 @@ func startKeystoneApp(t *testing.T) *keystoneApp {
 	if err != nil {
 		t.Fatal(err)
 	}
-	app := webtest.StartWith(t, webtest.Options{Clock: true, Config: web.Config{Identity: id},
+	app := webtest.StartWith(t, webtest.Options{Clock: true, Demo: true, Config: web.Config{Identity: id},
 		Users: []webtest.User{{Name: "local-admin", Role: models.RoleAdmin}}})
 	return &keystoneApp{App: app, ks: ks, people: people, down: down}
 }
@@ -231,6 +259,18 @@ func TestKeystoneTokensOnTheAPIs(t *testing.T) {
 	}
 	if r := alice.Get("/api/whoami"); r.StatusCode != http.StatusOK || r.Object(t)["via"] != "api" {
 		t.Errorf("alice's token on /api: %d %s", r.StatusCode, r.Body)
+	}
+
+	// Keystone's admin drafts a change; its impact matrix names the
+	// projects by their Keystone names.
+	admin := api(a.ks.AdminToken)
+	r = admin.JSON("POST", "/api/drafts", `{"name": "colour gpu", "changes": [{"op": "set_metadata", "aggregate": "gpu", "key": "colour", "value": "blue"}]}`)
+	if r.StatusCode != http.StatusCreated {
+		t.Fatalf("Keystone's admin drafts: %d %s", r.StatusCode, r.Body)
+	}
+	page := admin.Get("/drafts/" + r.Object(t)["id"].(string) + "/impact?project=" + alpha)
+	if got := page.Text(t, "impact-project-name"); got != "ks-alpha ("+alpha+")" {
+		t.Errorf("the impact matrix names the project %q, want ks-alpha (%s)", got, alpha)
 	}
 }
 

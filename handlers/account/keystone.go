@@ -185,3 +185,16 @@ func (a *userAttempts) limiter(key string) *rate.Limiter {
 func (a *userAttempts) blocked(key string) bool { return a.limiter(key).Tokens() < 1 }
 
 func (a *userAttempts) failed(key string) { a.limiter(key).Allow() }
+
+// localUserOnly refuses a person signed in through Keystone the pages
+// that act on one of corral's own users (API tokens, password, sessions):
+// there is no such user behind them, and a local user of the same name is
+// someone else.
+func localUserOnly(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if handlers.CurrentPerson(c) != nil {
+			return models.E(models.Forbidden, "", "you signed in with Keystone: your tokens and password are Keystone's (openstack token issue, openstack user password set)")
+		}
+		return next(c)
+	}
+}

@@ -34,8 +34,9 @@ type Identity struct {
 	// Now is the clock (tests move it); nil means time.Now.
 	Now func() time.Time
 
-	mu    sync.Mutex
-	cache map[[32]byte]cachedPerson
+	mu       sync.Mutex
+	cache    map[[32]byte]cachedPerson
+	projects projectNames
 }
 
 type cachedPerson struct {
@@ -289,4 +290,40 @@ func (id *Identity) Revoke(ctx context.Context, token string) error {
 		return id.keystoneError(res.Err, "Keystone refused to revoke the token")
 	}
 	return nil
+}
+
+// projectNamesTTL is how long the project names stay before they are read
+// again from Keystone.
+const projectNamesTTL = 5 * time.Minute
+
+type projectNames struct {
+	mu    sync.Mutex
+	names map[string]string
+	read  time.Time
+}
+
+// ProjectNames are the cloud's projects' names by id, read from Keystone
+// with corral's own token and kept for a few minutes; nil when Keystone
+// does not answer (pages then show ids).
+func (id *Identity) ProjectNames(ctx context.Context) map[string]string {
+	id.projects.mu.Lock()
+	defer id.projects.mu.Unlock()
+	now := id.now()
+	if id.projects.names != nil && now.Sub(id.projects.read) < projectNamesTTL {
+		return id.projects.names
+	}
+	pages, err := projects.List(id.service, projects.ListOpts{}).AllPages(ctx)
+	if err != nil {
+		return id.projects.names
+	}
+	all, err := projects.ExtractProjects(pages)
+	if err != nil {
+		return id.projects.names
+	}
+	names := make(map[string]string, len(all))
+	for _, p := range all {
+		names[p.ID] = p.Name
+	}
+	id.projects.names, id.projects.read = names, now
+	return names
 }

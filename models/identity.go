@@ -56,6 +56,14 @@ func WithPersonToken(ctx context.Context, token string) context.Context {
 	return context.WithValue(ctx, personTokenKey{}, token)
 }
 
+// WithoutPersonToken is ctx acting as corral itself again (a sync).
+func WithoutPersonToken(ctx context.Context) context.Context {
+	if PersonToken(ctx) == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, personTokenKey{}, "")
+}
+
 // PersonToken is the token WithPersonToken put on ctx, or "".
 func PersonToken(ctx context.Context) string {
 	t, _ := ctx.Value(personTokenKey{}).(string)

@@ -91,7 +91,9 @@ func stopSharedKeystone() {
 // startKeystoneApp runs corral with people signing in at a real Keystone:
 // alice a member of ks-alpha, rita a reader there, bob a member of
 // ks-alpha and ks-beta, dora disabled.
-func startKeystoneApp(t *testing.T) *keystoneApp {
+func startKeystoneApp(t *testing.T) *keystoneApp { return startKeystoneAppWith(t, web.Config{}) }
+
+func startKeystoneAppWith(t *testing.T, cfg web.Config) *keystoneApp {
 	t.Helper()
 	if _, err := os.Stat("/usr/bin/keystone-manage"); err != nil {
 		if os.Getenv("CI") != "" {
@@ -116,7 +118,8 @@ func startKeystoneApp(t *testing.T) *keystoneApp {
 	if err != nil {
 		t.Fatal(err)
 	}
-	app := webtest.StartWith(t, webtest.Options{Clock: true, Demo: true, Config: web.Config{Identity: id},
+	cfg.Identity = id
+	app := webtest.StartWith(t, webtest.Options{Clock: true, Demo: true, Config: cfg,
 		Users: []webtest.User{{Name: "local-admin", Role: models.RoleAdmin}}})
 	return &keystoneApp{App: app, ks: ks, people: people, down: down}
 }
@@ -300,4 +303,25 @@ func TestKeystoneBrowserSignIn(t *testing.T) {
 		chromedp.Click(webtest.TestID("sign-out")),
 		chromedp.WaitVisible(webtest.TestID("login-form")),
 	)
+}
+
+// TestKeystoneBreakGlassLocalUsers: with --local-users corral's own user
+// signs in beside Keystone's people, also while Keystone does not answer.
+func TestKeystoneBreakGlassLocalUsers(t *testing.T) {
+	a := startKeystoneAppWith(t, web.Config{LocalUsers: true})
+	if r := a.Client(t).Login("alice", a.people["alice"].Password); r.StatusCode != http.StatusSeeOther {
+		t.Errorf("alice (Keystone) beside local users: %d %q", r.StatusCode, r.ErrorsText())
+	}
+	a.down.Store(true)
+	defer a.down.Store(false)
+	local := a.Client(t)
+	if r := local.Login("local-admin", webtest.DefaultPassword); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("the break-glass admin with Keystone down: %d %q", r.StatusCode, r.ErrorsText())
+	}
+	if w := whoami(t, local); w["name"] != "local-admin" || w["role"] != "admin" {
+		t.Errorf("the break-glass admin is %v", w)
+	}
+	if r := a.Client(t).Login("local-admin", "wrong"); r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a wrong break-glass password: %d, want 401", r.StatusCode)
+	}
 }

@@ -129,8 +129,8 @@ func (c ImpactCell) changeSummary() string {
 type ImpactRow struct {
 	Project  string
 	Label    string // the project's name and id, when Keystone names it
-	Unknown  bool // typed in; corral has not seen the project
-	AnyOther bool // the row of every project the world does not name
+	Unknown  bool   // typed in; corral has not seen the project
+	AnyOther bool   // the row of every project the world does not name
 	Cells    []ImpactCell
 }
 

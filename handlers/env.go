@@ -40,6 +40,14 @@ type Env struct {
 	// store when corral runs standalone, the cloud when connected. web.New
 	// sets it to the store when it is nil. A door never knows which it has.
 	Writer Applier
+	// Identity is the cloud's Keystone when corral is connected through
+	// one: people sign in there and API calls carry its tokens. nil
+	// standalone.
+	Identity Identity
+	// LocalUsers lets corral's own users sign in (and their API tokens
+	// work) beside Keystone's: a break-glass account. Without Identity
+	// they always do.
+	LocalUsers bool
 
 	mu        sync.RWMutex
 	renderers []prefixRenderer
@@ -200,7 +208,10 @@ func CurrentToken(c echo.Context) *models.APIToken {
 
 // TokenAuthenticated reports whether the request carried a valid API token.
 // Such requests carry no ambient credentials, so CSRF checks skip them.
-func TokenAuthenticated(c echo.Context) bool { return CurrentToken(c) != nil }
+func TokenAuthenticated(c echo.Context) bool {
+	ks, _ := c.Get(ctxKeystoneAPI).(bool)
+	return ks || CurrentToken(c) != nil
+}
 
 // Actor is who the store records in the audit log for this request.
 func Actor(c echo.Context) store.Actor {
@@ -286,9 +297,23 @@ func (env *Env) TokenAuth(next echo.HandlerFunc) echo.HandlerFunc {
 		if plain == "" {
 			return next(c)
 		}
+		if !env.LocalUsersAllowed() {
+			if err := env.keystoneTokenAuth(c, plain); err != nil {
+				return err
+			}
+			return next(c)
+		}
 		u, tok, err := env.Store.UserByToken(c.Request().Context(), plain)
 		if err != nil {
-			if k := models.KindOf(err); k == models.NotFound || k == models.Unauthorized || k == models.Invalid {
+			k := models.KindOf(err)
+			if env.Identity != nil && (k == models.NotFound || k == models.Unauthorized || k == models.Invalid) {
+				// Not one of corral's own tokens: a Keystone token, maybe.
+				if err := env.keystoneTokenAuth(c, plain); err != nil {
+					return err
+				}
+				return next(c)
+			}
+			if k == models.NotFound || k == models.Unauthorized || k == models.Invalid {
 				return models.E(models.Unauthorized, "", "the API token is unknown, revoked or malformed")
 			}
 			return err

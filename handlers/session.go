@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gorilla/securecookie"
 	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
 
@@ -37,8 +38,11 @@ const (
 // a row of the store's sessions table.
 type Sessions struct {
 	store *sessions.CookieStore
-	ttl   time.Duration
-	now   func() time.Time
+	// device reads and writes the known-device cookie (device.go), which
+	// outlives a session.
+	device []securecookie.Codec
+	ttl    time.Duration
+	now    func() time.Time
 	// Secure forces the Secure cookie attribute even on plain-HTTP requests
 	// (for a TLS-terminating proxy that does not say so). Without it the
 	// attribute follows the request's scheme.
@@ -69,7 +73,11 @@ func NewSessions(keyPairs [][]byte, ttl time.Duration, now func() time.Time) (*S
 	}
 	cs := sessions.NewCookieStore(keyPairs...)
 	cs.MaxAge(int(ttl / time.Second))
-	return &Sessions{store: cs, ttl: ttl, now: now}, nil
+	device := securecookie.CodecsFromPairs(keyPairs...)
+	for _, d := range device {
+		d.(*securecookie.SecureCookie).MaxAge(int(deviceTTL / time.Second))
+	}
+	return &Sessions{store: cs, device: device, ttl: ttl, now: now}, nil
 }
 
 // TTL is how long a sign-in lasts.
@@ -104,6 +112,15 @@ func (env *Env) LoadSession(next echo.HandlerFunc) echo.HandlerFunc {
 		c.Set(ctxSession, st)
 		c.Response().Before(func() { st.save(c) })
 
+		if tok, ok := sess.Values[keyKeystone].(string); ok && env.Identity != nil {
+			if err := env.loadPersonSession(c, st, tok); err != nil {
+				return err
+			}
+			return next(c)
+		}
+		if _, ok := sess.Values[keyKeystonePending].(string); ok && env.Identity != nil {
+			return next(c) // signed in to Keystone, the project not chosen yet
+		}
 		uid, okU := sess.Values[keyUserID].(int64)
 		iat, okI := sess.Values[keyIssuedAt].(int64)
 		sid, okS := sess.Values[keySID].(string)
@@ -111,6 +128,11 @@ func (env *Env) LoadSession(next echo.HandlerFunc) echo.HandlerFunc {
 		case !okU && !okI && !okS:
 		case !okU || !okI || !okS || sid == "":
 			st.clearIdentity()
+		case !env.LocalUsersAllowed():
+			// Connected through Keystone without --local-users: a sign-in
+			// of corral's own users from before no longer counts.
+			st.clearIdentity()
+			st.ended = true
 		default:
 			issued := time.Unix(iat, 0)
 			now := s.now()
@@ -148,6 +170,9 @@ func (st *sessionState) clearIdentity() {
 	delete(st.sess.Values, keyUserID)
 	delete(st.sess.Values, keyIssuedAt)
 	delete(st.sess.Values, keySID)
+	delete(st.sess.Values, keyKeystone)
+	delete(st.sess.Values, keyKeystoneExpires)
+	delete(st.sess.Values, keyKeystonePending)
 	st.row = nil
 	st.dirty = true
 }
@@ -230,6 +255,7 @@ func (env *Env) SignOut(c echo.Context) error {
 				return err
 			}
 		}
+		env.revokeKeystoneTokens(c, st)
 		st.clearIdentity()
 	}
 	c.Set(ctxUser, nil)

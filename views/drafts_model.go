@@ -134,8 +134,9 @@ func (c ImpactCell) changeSummary() string {
 // ImpactRow is one project's row of the matrix.
 type ImpactRow struct {
 	Project  string
-	Unknown  bool // typed in; corral has not seen the project
-	AnyOther bool // the row of every project the world does not name
+	Label    string // the project's name and id, when Keystone names it
+	Unknown  bool   // typed in; corral has not seen the project
+	AnyOther bool   // the row of every project the world does not name
 	Cells    []ImpactCell
 }
 

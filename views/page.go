@@ -43,6 +43,10 @@ type Page struct {
 	User    *models.User
 	CSRF    string
 	Flashes []Flash
+	// ProjectName is the signed-in Keystone person's project, by name;
+	// Region the region corral governs (both empty without Keystone).
+	ProjectName string
+	Region      string
 }
 
 // NavItem is one entry of the side navigation.

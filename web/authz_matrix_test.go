@@ -134,6 +134,8 @@ var authzMatrix = map[string]string{
 	"GET /flavors/new":                                         "AFFFT",
 	"GET /healthz":                                             "TTTTT",
 	"GET /login":                                               "TTTTT",
+	"GET /login/project":                                       "AAAAA", // the project choice after a Keystone sign-in; standalone there is none
+	"POST /login/project":                                      "FAAAA",
 	"GET /placement":                                           "TTTTT",
 	"GET /placement/":                                          "TTTTT",
 	"GET /placement/resource_providers":                        "ATTTT",

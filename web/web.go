@@ -58,6 +58,13 @@ type Config struct {
 	// Cloud connects the console to a real cloud (connected mode); nil
 	// keeps it standalone.
 	Cloud *cloud.Syncer
+	// Identity is the cloud's Keystone when the connection goes through
+	// one: people sign in there and the APIs accept its tokens; nil keeps
+	// corral's own users.
+	Identity *cloud.Identity
+	// LocalUsers lets corral's own users sign in beside Keystone's (a
+	// break-glass account, --local-users).
+	LocalUsers bool
 }
 
 // NewApp builds the application on st, logging to log (the default logger
@@ -89,6 +96,10 @@ func New(env *handlers.Env, cfg Config) (*echo.Echo, error) {
 	}
 	if env.Writer == nil {
 		env.Writer = env.Store
+	}
+	if cfg.Identity != nil {
+		env.Identity = cfg.Identity
+		env.LocalUsers = cfg.LocalUsers
 	}
 	if env.Sessions == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -140,6 +151,7 @@ func New(env *handlers.Env, cfg Config) (*echo.Echo, error) {
 		},
 	}))
 	e.Use(securityHeaders)
+	e.Use(env.KeystoneChallenge)
 	e.Use(skipFor(env.LoadSession, noSession))
 	e.Use(skipFor(env.TokenAuth, isStatic))
 	e.Use(tokenAPIsAuthenticateFirst)

@@ -78,10 +78,23 @@ func cmdServe(args []string, stdout, stderr io.Writer) error {
 		ln.Close()
 		return err
 	}
-	e, err := web.NewApp(st, log, web.Config{SecureCookies: opts.secure, Cloud: syncer, TrustedProxies: opts.trusted})
+	identity, err := opts.connected.identity(ctx)
 	if err != nil {
 		ln.Close()
 		return err
+	}
+	e, err := web.NewApp(st, log, web.Config{SecureCookies: opts.secure, Cloud: syncer, TrustedProxies: opts.trusted,
+		Identity: identity, LocalUsers: *opts.connected.localUsers})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	if identity != nil {
+		mode := "people sign in with their Keystone accounts at " + identity.AuthURL()
+		if *opts.connected.localUsers {
+			mode += "; corral's own users too (--local-users)"
+		}
+		fmt.Fprintf(stdout, "Keystone sign-in: %s.\n", mode)
 	}
 	opts.connected.start(ctx, syncer, log, stdout)
 	srv := &http.Server{

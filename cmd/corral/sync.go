@@ -23,7 +23,9 @@ func connectionFlags(fs *flag.FlagSet) *cloud.Options {
 	fs.StringVar(&o.Cloud, "os-cloud", "", "cloud name in clouds.yaml, default $OS_CLOUD unless URL flags are given (the OS_* environment applies, as for the openstack CLI)")
 	fs.StringVar(&o.ComputeURL, "compute-url", "", "compute API URL including /v2.1 (without Keystone)")
 	fs.StringVar(&o.PlacementURL, "placement-url", "", "Placement API URL (without Keystone)")
-	fs.StringVar(&o.Token, "token", "", "token sent as X-Auth-Token to both services (without Keystone)")
+	fs.StringVar(&o.Token, "token", "", "token sent as X-Auth-Token to both services (without Keystone); visible to local users in the process list: prefer --token-file or $OS_TOKEN")
+	fs.StringVar(&o.TokenFile, "token-file", "", "file holding the token (without Keystone); default $OS_TOKEN")
+	fs.StringVar(&o.Region, "os-region", "", "region of the clouds.yaml cloud to govern, instead of its region_name (default $OS_REGION_NAME)")
 	return o
 }
 
@@ -126,12 +128,33 @@ var (
 // serveCloud is serve's connected mode: the connection flags and
 // --sync-every.
 type serveCloud struct {
-	conn  *cloud.Options
-	every *time.Duration
+	conn       *cloud.Options
+	every      *time.Duration
+	localUsers *bool
 }
 
 func serveCloudFlags(fs *flag.FlagSet) *serveCloud {
-	return &serveCloud{conn: connectionFlags(fs), every: fs.Duration("sync-every", 0, "with a connection: sync the cloud this often (e.g. 5m); 0 syncs at start and on demand")}
+	return &serveCloud{conn: connectionFlags(fs), every: fs.Duration("sync-every", 0, "with a connection: sync the cloud this often (e.g. 5m); 0 syncs at start and on demand"),
+		localUsers: fs.Bool("local-users", false, "connected through Keystone: let corral's own users sign in too (a break-glass account); standalone they always do")}
+}
+
+// identity is the cloud's Keystone when the connection goes through one
+// (people sign in there); nil otherwise.
+func (sc *serveCloud) identity(ctx context.Context) (*cloud.Identity, error) {
+	if !sc.conn.Configured() {
+		if *sc.localUsers {
+			return nil, badUsage("--local-users needs a connection through Keystone (--os-cloud)")
+		}
+		return nil, nil
+	}
+	id, err := cloud.NewIdentity(ctx, *sc.conn)
+	if err != nil {
+		return nil, err
+	}
+	if id == nil && *sc.localUsers {
+		return nil, badUsage("--local-users needs a connection through Keystone (--os-cloud with an auth_url)")
+	}
+	return id, nil
 }
 
 // syncer is the connected mode's syncer when connection flags were given;

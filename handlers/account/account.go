@@ -13,8 +13,9 @@ import (
 // Handler serves the account pages. It keeps the dashboard's counts
 // between requests.
 type Handler struct {
-	env    *handlers.Env
-	counts countCache
+	env      *handlers.Env
+	counts   countCache
+	attempts userAttempts
 }
 
 // Register mounts the sign-in pages on public (which needs no sign-in;
@@ -25,22 +26,24 @@ func Register(public, console, api *echo.Group, env *handlers.Env, loginLimit ec
 	public.GET("/login", h.LoginForm)
 	handlers.Body(handlers.SignInForm, public.POST("/login", h.Login, loginLimit))
 	handlers.Body(handlers.SignInForm, public.POST("/logout", h.Logout))
+	public.GET("/login/project", h.ChooseProjectForm)
+	handlers.Body(handlers.SignInForm, public.POST("/login/project", h.ChooseProject))
 
 	c := console
 	c.GET("/", h.Home)
 	c.GET("/tokens", h.Tokens)
-	handlers.Body(handlers.SmallForm, c.POST("/tokens", h.CreateToken))
-	c.GET("/tokens/:id/revoke", h.ConfirmRevokeToken)
-	handlers.Body(handlers.SmallForm, c.POST("/tokens/:id/revoke", h.RevokeToken))
+	handlers.Body(handlers.SmallForm, c.POST("/tokens", h.CreateToken, localUserOnly))
+	c.GET("/tokens/:id/revoke", h.ConfirmRevokeToken, localUserOnly)
+	handlers.Body(handlers.SmallForm, c.POST("/tokens/:id/revoke", h.RevokeToken, localUserOnly))
 	c.GET("/audit", h.Audit)
 	// A user's own sessions and password live on the Tokens page; each
 	// destructive action has a GET confirmation page for browsers without
 	// JavaScript. The password form checks the current password, so it is
 	// rate-limited like signing in.
-	handlers.Body(handlers.SignInForm, c.POST("/password", h.ChangePassword, loginLimit))
-	handlers.Body(handlers.SmallForm, c.POST("/sessions/revoke-others", h.RevokeOtherSessions))
-	c.GET("/sessions/:id/revoke", h.ConfirmRevokeSession)
-	handlers.Body(handlers.SmallForm, c.POST("/sessions/:id/revoke", h.RevokeSession))
+	handlers.Body(handlers.SignInForm, c.POST("/password", h.ChangePassword, loginLimit, localUserOnly))
+	handlers.Body(handlers.SmallForm, c.POST("/sessions/revoke-others", h.RevokeOtherSessions, localUserOnly))
+	c.GET("/sessions/:id/revoke", h.ConfirmRevokeSession, localUserOnly)
+	handlers.Body(handlers.SmallForm, c.POST("/sessions/:id/revoke", h.RevokeSession, localUserOnly))
 	admin := handlers.RequireRole(models.RoleAdmin)
 	c.GET("/users", h.Users, admin)
 	handlers.Body(handlers.SmallForm, c.POST("/users", h.CreateUser, admin))

@@ -3,6 +3,7 @@ package account
 import (
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -20,9 +21,10 @@ func (h *Handler) LoginForm(c echo.Context) error {
 		return handlers.SeeOther(c, next)
 	}
 	return handlers.Render(c, http.StatusOK, av.Login(av.LoginProps{
-		CSRF:    handlers.CSRFToken(c),
-		Next:    next,
-		Flashes: layout.Flashes(c),
+		CSRF:     handlers.CSRFToken(c),
+		Next:     next,
+		Flashes:  layout.Flashes(c),
+		Keystone: h.keystoneProps(""),
 	}))
 }
 
@@ -32,20 +34,29 @@ func (h *Handler) Login(c echo.Context) error {
 	name := c.FormValue("name")
 	password := c.FormValue("password")
 	next := handlers.SafeNext(c.FormValue("next"))
+	limitKey := strings.ToLower(c.FormValue("domain") + "\x00" + name)
+	if h.attempts.blocked(limitKey) && !h.env.Sessions.KnownDevice(c, limitKey) {
+		h.env.Logger().Info("sign-in refused: too many failures for this user name", "user", name, "ip", c.RealIP())
+		return h.renderLogin(c, http.StatusTooManyRequests, name,
+			"Too many failed sign-ins for this user name. Wait a few minutes, or sign in from a browser you signed in with before.")
+	}
+	if h.env.Identity != nil {
+		done, err := h.keystoneLogin(c, name, password, next, limitKey)
+		if done || err != nil {
+			return err
+		}
+	}
 	u, err := h.env.Store.Authenticate(c.Request().Context(), name, password)
 	if err != nil {
 		switch models.KindOf(err) {
 		case models.Unauthorized, models.NotFound, models.Invalid:
+			h.attempts.failed(limitKey)
 			h.env.Logger().Info("sign-in refused", "user", name, "ip", c.RealIP())
-			return handlers.Render(c, http.StatusUnauthorized, av.Login(av.LoginProps{
-				CSRF:  handlers.CSRFToken(c),
-				Next:  next,
-				Name:  name,
-				Error: "Wrong user name or password.",
-			}))
+			return h.renderLogin(c, http.StatusUnauthorized, name, "Wrong user name or password.")
 		}
 		return err
 	}
+	h.env.Sessions.RememberDevice(c, limitKey)
 	if err := h.env.SignIn(c, u); err != nil {
 		if models.KindOf(err) == models.Unauthorized {
 			// The password or role changed while signing in.

@@ -130,6 +130,10 @@ func caller(c echo.Context) Caller {
 	if u == nil {
 		return Caller{}
 	}
+	if p := handlers.CurrentPerson(c); p != nil {
+		// Nova records the Keystone user's id, not its name.
+		return Caller{UserID: p.UserID, ProjectID: u.ProjectID, Role: u.Role}
+	}
 	return Caller{UserID: u.Name, ProjectID: u.ProjectID, Role: u.Role}
 }
 

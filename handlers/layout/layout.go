@@ -15,13 +15,18 @@ import (
 // navigation, the user, the CSRF token and the flashes waiting to be shown
 // (taken: each is shown once).
 func Page(c echo.Context, title, active string) views.Page {
-	return views.Page{
+	p := views.Page{
 		Title:   title,
 		Active:  active,
 		User:    handlers.CurrentUser(c),
 		CSRF:    handlers.CSRFToken(c),
 		Flashes: Flashes(c),
+		Region:  handlers.Region(c),
 	}
+	if person := handlers.CurrentPerson(c); person != nil {
+		p.ProjectName = person.ProjectName
+	}
+	return p
 }
 
 // Flashes takes the request's queued flashes in the views' form.

@@ -299,15 +299,17 @@ func (h *Handler) APIDraftPreview(c echo.Context) error {
 // APIStranded is GET /api/drafts/:id/stranded: the running servers and
 // server groups the draft strands, each with the reason.
 func (h *Handler) APIStranded(c echo.Context) error {
-	st, _, err := h.strandings(c.Request().Context(), c.Param("id"))
+	st, _, err := h.strandings(c, c.Param("id"))
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, st)
 }
 
-// strandings computes a draft's strandings.
-func (h *Handler) strandings(ctx context.Context, id string) (*scheduling.Stranding, *store.Draft, error) {
+// strandings computes a draft's strandings, as much of them as the caller
+// may see.
+func (h *Handler) strandings(c echo.Context, id string) (*scheduling.Stranding, *store.Draft, error) {
+	ctx := c.Request().Context()
 	live, rev, err := h.liveState(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -321,7 +323,7 @@ func (h *Handler) strandings(ctx context.Context, id string) (*scheduling.Strand
 		return nil, nil, err
 	}
 	st, err := scheduling.Strandings(live.snap, ds.st.snap)
-	return st, d, err
+	return scopeStranding(c, st), d, err
 }
 
 // draftGate judges what applying a draft does to live data: the safety

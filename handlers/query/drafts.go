@@ -352,16 +352,16 @@ func (h *Handler) ConfirmDraft(c echo.Context) error {
 
 // Stranded is GET /drafts/:id/stranded.
 func (h *Handler) Stranded(c echo.Context) error {
-	st, d, err := h.strandings(c.Request().Context(), c.Param("id"))
+	st, d, err := h.strandings(c, c.Param("id"))
 	if err != nil {
 		return err
 	}
 	props := views.StrandedProps{ID: d.ID, Name: d.Name, Checked: st.Checked}
 	for _, s := range st.Servers {
-		props.Servers = append(props.Servers, views.StrandedServer{Name: s.Name, Project: s.Project, Host: s.Host, Reason: s.Reason})
+		props.Servers = append(props.Servers, views.StrandedServer{Name: s.Name, Project: h.env.ProjectLabel(c, s.Project), Host: s.Host, Reason: s.Reason})
 	}
 	for _, g := range st.Groups {
-		props.Groups = append(props.Groups, views.BrokenGroup{Name: g.Name, Project: g.Project, Policy: g.Policy, Reason: g.Reason})
+		props.Groups = append(props.Groups, views.BrokenGroup{Name: g.Name, Project: h.env.ProjectLabel(c, g.Project), Policy: g.Policy, Reason: g.Reason})
 	}
 	return handlers.Render(c, http.StatusOK, views.Stranded(layout.Page(c, "Stranded by "+d.Name, "drafts"), props))
 }

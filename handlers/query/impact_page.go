@@ -177,6 +177,9 @@ func (h *Handler) Impact(c echo.Context) error {
 	}
 	for i, p := range m.Projects {
 		row := views.ImpactRow{Project: p, Unknown: !known[p] && p != scheduling.AnyOtherProject, AnyOther: p == scheduling.AnyOtherProject}
+		if label := h.env.ProjectLabel(c, p); label != p {
+			row.Label = label
+		}
 		for _, cell := range m.Cells[i] {
 			row.Cells = append(row.Cells, views.ImpactCell{Live: cell.Live, Draft: cell.Draft,
 				Lost: capList(cell.Lost, pageNames), Gained: capList(cell.Gained, pageNames),

@@ -121,7 +121,15 @@ func inlineImpactOn(live *state, form url.Values, who forms.Who) (*views.InlineI
 	if err != nil {
 		return &views.InlineImpactProps{Error: message(err)}, nil
 	}
-	return inlineImpact(live, changes, form.Get(layout.ConfirmField))
+	props, err := inlineImpact(live, changes, form.Get(layout.ConfirmField))
+	if err != nil || who.Admin {
+		return props, err
+	}
+	// A non-admin sees their own project's servers and groups only.
+	props.Servers = slices.DeleteFunc(props.Servers, func(s views.StrandedServer) bool { return who.Project == "" || s.Project != who.Project })
+	props.Groups = slices.DeleteFunc(props.Groups, func(g views.BrokenGroup) bool { return who.Project == "" || g.Project != who.Project })
+	props.ServersStranded = len(props.Servers)
+	return props, nil
 }
 
 // inlineImpact computes what changes do: the matrix over the first

@@ -5,6 +5,7 @@ import (
 
 	"corral/handlers"
 	"corral/models"
+	"corral/models/scheduling"
 	"corral/views"
 )
 
@@ -71,4 +72,27 @@ func visibleOptions(c echo.Context, live *state) views.QueryOptions {
 		}
 	}
 	return opts
+}
+
+// scopeStranding keeps, for a non-admin, only the stranded servers and
+// broken groups of their own project, as the compute API shows them only
+// their own project's groups.
+func scopeStranding(c echo.Context, st *scheduling.Stranding) *scheduling.Stranding {
+	if st == nil || handlers.HasRole(c, models.RoleAdmin) {
+		return st
+	}
+	u := handlers.CurrentUser(c)
+	mine := func(project string) bool { return u != nil && u.ProjectID != "" && project == u.ProjectID }
+	out := &scheduling.Stranding{Checked: st.Checked, Servers: []scheduling.StrandedServer{}, Groups: []scheduling.BrokenGroup{}}
+	for _, s := range st.Servers {
+		if mine(s.Project) {
+			out.Servers = append(out.Servers, s)
+		}
+	}
+	for _, g := range st.Groups {
+		if mine(g.Project) {
+			out.Groups = append(out.Groups, g)
+		}
+	}
+	return out
 }

@@ -40,6 +40,12 @@ type Options struct {
 	ComputeURL   string // --compute-url, including /v2.1
 	PlacementURL string // --placement-url
 	Token        string // --token; sent as X-Auth-Token to both
+	// TokenFile holds the token instead (--token-file), so that it is not
+	// on the command line; with URL flags and neither, OS_TOKEN is read,
+	// as the openstack CLI's token auth does.
+	TokenFile string
+	// Region overrides the cloud's region_name (--os-region).
+	Region string
 	// Getenv reads the OS_* environment; nil means os.Getenv.
 	Getenv func(string) string
 	// HTTPClient overrides the transport (tests); nil means a default one.
@@ -54,14 +60,48 @@ func (o Options) Configured() bool {
 
 // resolved is o with EnvCloud as the cloud when no flag names a connection.
 func (o Options) resolved() Options {
-	if o.Cloud == "" && o.ComputeURL == "" && o.PlacementURL == "" && o.Token == "" {
+	if o.Cloud == "" && o.ComputeURL == "" && o.PlacementURL == "" && o.Token == "" && o.TokenFile == "" {
 		o.Cloud = o.EnvCloud
+	}
+	if o.Token == "" && (o.ComputeURL != "" || o.PlacementURL != "") {
+		if o.TokenFile != "" {
+			b, _ := os.ReadFile(o.TokenFile)
+			o.Token = strings.TrimSpace(string(b))
+		} else {
+			o.Token = o.getenv()("OS_TOKEN")
+		}
 	}
 	return o
 }
 
+func (o Options) getenv() func(string) string {
+	if o.Getenv != nil {
+		return o.Getenv
+	}
+	return os.Getenv
+}
+
+// parseOptions are the clouds.yaml options of the cloud, with the OS_*
+// environment and --os-region on top.
+func (o Options) parseOptions() []clouds.ParseOption {
+	opts := cloudOptions(o.Cloud, o.getenv())
+	if o.Region != "" {
+		opts = append(opts, clouds.WithRegion(o.Region))
+	}
+	return opts
+}
+
 // Validate checks the flags form one of the two connection shapes.
 func (o Options) Validate() error {
+	if o.TokenFile != "" {
+		b, err := os.ReadFile(o.TokenFile)
+		if err != nil {
+			return models.E(models.Invalid, "token-file", "--token-file: %v", err)
+		}
+		if strings.TrimSpace(string(b)) == "" {
+			return models.E(models.Invalid, "token-file", "--token-file %s is empty", o.TokenFile)
+		}
+	}
 	o = o.resolved()
 	switch {
 	case o.Cloud != "" && (o.ComputeURL != "" || o.PlacementURL != "" || o.Token != ""):
@@ -75,12 +115,12 @@ func (o Options) Validate() error {
 	case o.PlacementURL == "":
 		return models.E(models.Invalid, "placement-url", "--placement-url is required with --compute-url and --token")
 	case o.Token == "":
-		return models.E(models.Invalid, "token", "--token is required with --compute-url and --placement-url")
+		return models.E(models.Invalid, "token", "a token is required with --compute-url and --placement-url: --token-file FILE, $OS_TOKEN or --token")
 	}
 	for name, u := range map[string]string{"compute-url": o.ComputeURL, "placement-url": o.PlacementURL} {
 		p, err := url.Parse(u)
 		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			return models.E(models.Invalid, name, "%q is not an http(s) URL", u)
+			return models.E(models.Invalid, name, "%q is not an http(s) URL", RedactURL(u))
 		}
 	}
 	return nil
@@ -90,9 +130,12 @@ func (o Options) Validate() error {
 func (o Options) Describe() string {
 	o = o.resolved()
 	if o.Cloud != "" {
+		if o.Region != "" {
+			return "cloud " + o.Cloud + " (clouds.yaml), region " + o.Region
+		}
 		return "cloud " + o.Cloud + " (clouds.yaml)"
 	}
-	return "compute " + o.ComputeURL + ", placement " + o.PlacementURL + " (token)"
+	return "compute " + RedactURL(o.ComputeURL) + ", placement " + RedactURL(o.PlacementURL) + " (token)"
 }
 
 // Microversions corral understands. It asks each service for the highest
@@ -132,7 +175,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 		if c != nil {
 			c.Close()
 		}
-		return nil, err
+		return nil, redactError(err)
 	}
 	return c, nil
 }
@@ -143,10 +186,6 @@ func connect(ctx context.Context, o Options) (*Client, error) {
 		return nil, err
 	}
 	o = o.resolved()
-	getenv := o.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
 	// Parallel reads keep their connections: the default transport keeps
 	// two idle per host and would open a new one for most requests.
 	tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -157,7 +196,7 @@ func connect(ctx context.Context, o Options) (*Client, error) {
 	}
 	c := &Client{http: &hc}
 	if o.Cloud != "" {
-		ao, eo, tlsConf, err := clouds.Parse(cloudOptions(o.Cloud, getenv)...)
+		ao, eo, tlsConf, err := clouds.Parse(o.parseOptions()...)
 		if err != nil {
 			return c, models.E(models.Invalid, "os-cloud", "clouds.yaml: %v", err)
 		}
@@ -345,7 +384,7 @@ func splitVersion(v string) (int, int) {
 
 // rawGet is a GET of an absolute URL (version documents).
 func (c *Client) rawGet(ctx context.Context, sc *gophercloud.ServiceClient, service, u string, out any) error {
-	_, err := sc.Get(ctx, u, out, &gophercloud.RequestOpts{OkCodes: []int{200}, OmitHeaders: []string{"OpenStack-API-Version", "X-OpenStack-Nova-API-Version"}})
+	_, err := asCaller(ctx, sc).Get(ctx, u, out, &gophercloud.RequestOpts{OkCodes: []int{200}, OmitHeaders: []string{"OpenStack-API-Version", "X-OpenStack-Nova-API-Version"}})
 	if err != nil {
 		return &ServiceError{Service: service, Method: "GET", Path: u, err: err}
 	}
@@ -365,7 +404,7 @@ func (e *ServiceError) Error() string {
 	if msg != "" {
 		s += ": " + msg
 	}
-	return s
+	return RedactText(s)
 }
 
 func (e *ServiceError) Unwrap() error { return e.err }
@@ -429,7 +468,7 @@ func faultMessage(body []byte) string {
 }
 
 func clip(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = RedactText(strings.Join(strings.Fields(s), " "))
 	if len(s) > 300 {
 		s = s[:300] + "…"
 	}
@@ -447,7 +486,7 @@ func serviceName(sc *gophercloud.ServiceClient) string {
 // endpoint).
 func (c *Client) get(ctx context.Context, sc *gophercloud.ServiceClient, path string, out any) error {
 	u := sc.Endpoint + strings.TrimPrefix(path, "/")
-	_, err := sc.Get(ctx, u, out, &gophercloud.RequestOpts{OkCodes: []int{200}})
+	_, err := asCaller(ctx, sc).Get(ctx, u, out, &gophercloud.RequestOpts{OkCodes: []int{200}})
 	if err != nil {
 		return &ServiceError{Service: serviceName(sc), Method: "GET", Path: "/" + strings.TrimPrefix(path, "/"), err: err}
 	}
@@ -469,7 +508,7 @@ func (c *Client) send(ctx context.Context, sc *gophercloud.ServiceClient, method
 	if out == nil {
 		opts.KeepResponseBody = false
 	}
-	resp, err := sc.Request(ctx, method, u, opts)
+	resp, err := asCaller(ctx, sc).Request(ctx, method, u, opts)
 	if resp != nil && resp.Body != nil && out == nil {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()

@@ -36,6 +36,8 @@ type SyncResult struct {
 // in one transaction. A read that fails stores nothing: the error is
 // recorded for the Cloud page and returned.
 func Sync(ctx context.Context, st LiveStore, c *Client, actor models.Actor, o SyncOptions) (*SyncResult, error) {
+	// A sync reads the whole cloud as corral, even after a person's rollout.
+	ctx = models.WithoutPersonToken(ctx)
 	started := time.Now().UTC()
 	rec := models.SyncRecord{StartedAt: started, Connection: o.Connection, Actor: actor.Name}
 	fail := func(err error) (*SyncResult, error) {
@@ -43,7 +45,7 @@ func Sync(ctx context.Context, st LiveStore, c *Client, actor models.Actor, o Sy
 			rec.FinishedAt = time.Now().UTC()
 			rec.DurationMS = rec.FinishedAt.Sub(started).Milliseconds()
 			rec.Requests = c.Requests()
-			rec.Error = err.Error()
+			rec.Error = StoredError(err)
 			_ = st.RecordSyncFailure(context.WithoutCancel(ctx), rec)
 		}
 		return nil, err

@@ -90,7 +90,7 @@ func (s *Syncer) SyncNow(ctx context.Context, actor models.Actor) (*SyncResult, 
 		// Nothing was read: record it for the page all the same.
 		now := time.Now().UTC()
 		_ = s.Store.RecordSyncFailure(context.WithoutCancel(ctx), models.SyncRecord{StartedAt: now, FinishedAt: now,
-			Connection: s.Connection(), Actor: actor.Name, Error: err.Error()})
+			Connection: s.Connection(), Actor: actor.Name, Error: StoredError(err)})
 		return nil, err
 	}
 	defer client.Close()

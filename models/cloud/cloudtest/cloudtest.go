@@ -318,15 +318,16 @@ func newUUID() string {
 }
 
 // CallKeystone is Call for Keystone's API (below …/v3).
-func (c *Cloud) CallKeystone(method, path string, body, out any, want int) error {
-	return c.Call("identity", method, path, body, out, want)
+func (c *Cloud) CallKeystone(method, path string, body, out any, want int, hdr ...string) error {
+	return c.Call("identity", method, path, body, out, want, hdr...)
 }
 
 // Call makes one API call as the admin: service is "compute" or
 // "placement", path is below the endpoint. A body that is not nil is sent
 // as JSON; the answer is decoded into out when out is not nil. Any status
-// other than want is an error carrying the body.
-func (c *Cloud) Call(service, method, path string, body, out any, want int) error {
+// other than want is an error carrying the body. hdr are more headers,
+// name and value in turn.
+func (c *Cloud) Call(service, method, path string, body, out any, want int, hdr ...string) error {
 	base, mv := c.PlacementURL, "placement 1.39"
 	switch service {
 	case "compute":
@@ -355,6 +356,9 @@ func (c *Cloud) Call(service, method, path string, body, out any, want int) erro
 	req.Header.Set("X-Auth-Token", tok)
 	req.Header.Set("OpenStack-API-Version", mv)
 	req.Header.Set("Accept", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

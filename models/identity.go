@@ -1,0 +1,71 @@
+package models
+
+import (
+	"context"
+	"time"
+)
+
+// Person is someone signed in through the cloud's Keystone: who they are,
+// the project their token is scoped to and what that token lets them do.
+// The token itself is never stored; it lives in the person's session
+// cookie (encrypted) or comes with each API call.
+type Person struct {
+	Token       string `json:"-"`
+	UserID      string
+	UserName    string
+	DomainName  string
+	ProjectID   string // "" for a token scoped to no project yet
+	ProjectName string
+	Roles       []string // every role the token carries, implied ones included
+	ExpiresAt   time.Time
+}
+
+// Role is the corral role the token's Keystone roles give, following
+// Nova's and Placement's default policies (admin, then member, then
+// reader); "" when the token carries none of the three.
+func (p *Person) Role() Role {
+	best := Role("")
+	for _, r := range p.Roles {
+		if cand := Role(r); cand.Valid() && (best == "" || cand.rank() > best.rank()) {
+			best = cand
+		}
+	}
+	return best
+}
+
+// AsUser is the person as the console and the API doors see a user:
+// the Keystone user's name, the token's project and role. The id is 0:
+// there is no row of corral's users behind it.
+func (p *Person) AsUser() *User {
+	return &User{Name: p.UserName, Role: p.Role(), ProjectID: p.ProjectID}
+}
+
+// ProjectRef is a project someone may sign in to.
+type ProjectRef struct {
+	ID, Name string
+}
+
+type personTokenKey struct{}
+
+// WithPersonToken is ctx carrying the token of the person a request acts
+// for: the cloud client sends it instead of corral's own identity.
+func WithPersonToken(ctx context.Context, token string) context.Context {
+	if token == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, personTokenKey{}, token)
+}
+
+// WithoutPersonToken is ctx acting as corral itself again (a sync).
+func WithoutPersonToken(ctx context.Context) context.Context {
+	if PersonToken(ctx) == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, personTokenKey{}, "")
+}
+
+// PersonToken is the token WithPersonToken put on ctx, or "".
+func PersonToken(ctx context.Context) string {
+	t, _ := ctx.Value(personTokenKey{}).(string)
+	return t
+}

@@ -36,9 +36,6 @@ func (a *Applier) Apply(ctx context.Context, actor models.Actor, changes []sched
 	if len(changes) == 0 {
 		return &scheduling.Applied{}, nil
 	}
-	if err := refuseOps(changes); err != nil {
-		return nil, err
-	}
 	var out *scheduling.Applied
 	err := a.exclusive(ctx, func(c *Client) error {
 		kept, live, err := a.lastSync(ctx)
@@ -76,9 +73,6 @@ func (a *Applier) ApplyDraft(ctx context.Context, actor models.Actor, id string,
 		}
 		plan, err := PlanDraft(ctx, a.Store, id)
 		if err != nil {
-			return err
-		}
-		if err := refuseOps(plan.changes); err != nil {
 			return err
 		}
 		_, live, err := a.lastSync(ctx)
@@ -306,27 +300,6 @@ func (s *Syncer) locked(ctx context.Context, f func(*Client) error) error {
 	return f(client)
 }
 
-// refuseOps refuses the changes that touch nothing a world holds and that
-// corral does not roll out (quotas, resource class and trait
-// definitions): they would be stored in corral only.
-func refuseOps(changes []scheduling.Change) error {
-	for i, ch := range changes {
-		var why string
-		switch ch.Op {
-		case scheduling.OpSetQuotas:
-			why = "corral does not roll quotas out to the cloud yet: change them with `openstack quota set`"
-		case scheduling.OpCreateResourceClass, scheduling.OpDeleteResourceClass:
-			why = "corral does not roll resource classes out to the cloud yet: use `openstack resource class create/delete`"
-		case scheduling.OpCreateTrait, scheduling.OpDeleteTrait:
-			why = "corral does not roll trait definitions out to the cloud yet: use `openstack trait create/delete`"
-		}
-		if why != "" {
-			return models.E(models.Invalid, fmt.Sprintf("changes[%d].op", i), "%s; nothing was sent", why)
-		}
-	}
-	return nil
-}
-
 // refuseUncarried refuses, before anything is sent, a write whose world
 // differs from the live one in something the cloud's APIs cannot carry
 // or corral's rollout does not plan yet (see carried): every refusal
@@ -360,44 +333,35 @@ func refuseUncarried(live, next *models.World) error {
 func carriedWhole(ch Change) string {
 	verb := map[string]string{"added": "create", "removed": "delete"}[ch.Op]
 	switch ch.Kind {
-	case "aggregate":
-		return ""
+	case "aggregate", "flavor", "provider":
+		return "" // planned, or refused by the plan with its reason
 	case "server":
 		return fmt.Sprintf("server %s: servers are Nova's; corral does not %s them", ch.Name, verb)
-	case "flavor":
-		return fmt.Sprintf("flavor %s: corral does not %s flavors in the cloud yet: use `openstack flavor %s`", ch.Name, verb, verb)
 	case "server_group":
-		return fmt.Sprintf("server group %s: corral does not %s server groups in the cloud yet: use `openstack server group %s`", ch.Name, verb, verb)
+		return fmt.Sprintf("server group %s: corral does not %s server groups in the cloud from here yet: use `openstack server group %s`, or a draft's rollout", ch.Name, verb, verb)
 	}
 	return fmt.Sprintf("%s %s: corral does not %s %ss in the cloud yet", strings.ReplaceAll(ch.Kind, "_", " "), ch.Name, verb, ch.Kind)
 }
 
 // carriedField says why one changed field cannot be rolled out, or ""
-// when it can. What is rolled out today: aggregates' zone, metadata and
-// members; flavors' extra specs; providers' traits.
+// when it can: the rollout plans every field of aggregates, providers and
+// flavors (and refuses, with its reason, what no API carries); flavors'
+// sizes and server groups' policies get the reason here, before planning.
 func carriedField(ch Change, field string) string {
 	switch ch.Kind {
-	case "aggregate":
-		if field == "members" || field == "availability_zone" || strings.HasPrefix(field, "metadata.") {
-			return ""
-		}
+	case "aggregate", "provider":
+		return ""
 	case "flavor":
-		switch {
-		case strings.HasPrefix(field, "extra_specs."):
-			return ""
-		case field == "vcpus" || field == "ram_mb" || field == "disk_gb" || field == "name":
+		if field == "vcpus" || field == "ram_mb" || field == "disk_gb" || field == "name" {
 			return fmt.Sprintf("flavor %s: %s cannot change, because Nova's flavors are immutable: create a new flavor with the new size (and the same extra specs), move servers to it with a resize, then delete the old one", ch.Name, field)
 		}
+		return ""
 	case "server_group":
 		switch {
 		case field == "policy" || strings.HasPrefix(field, "rules."):
 			return fmt.Sprintf("server group %s: Nova cannot change a server group's policy or rules after it is created: create a new group with the new %s and rebuild its servers into it", ch.Name, field)
 		case field == "members":
 			return fmt.Sprintf("server group %s: Nova puts a server in a group only when the server is created: boot the server with --hint group=<uuid>", ch.Name)
-		}
-	case "provider":
-		if field == "traits" {
-			return ""
 		}
 	case "server":
 		return fmt.Sprintf("server %s: servers are Nova's; corral does not change their %s", ch.Name, field)

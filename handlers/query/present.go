@@ -211,8 +211,8 @@ func presentMatrix(tr *scheduling.Trace, f views.QueryForm, _ []string) *views.Q
 	if capacity {
 		m.Columns = slices.Insert(m.Columns, 2, views.QueryColumn{Name: scheduling.StageCapacity, Short: scheduling.StageCapacity, Kind: "capacity"})
 	}
-	for _, w := range scheduling.DefaultWeighers() {
-		m.Columns = append(m.Columns, views.QueryColumn{Name: w.Name(), Short: shortStage(w.Name()), Kind: "weigher"})
+	for _, w := range weigherNames(tr) {
+		m.Columns = append(m.Columns, views.QueryColumn{Name: w, Short: shortStage(w), Kind: "weigher"})
 	}
 	instances := map[string][]int{}
 	for i, h := range tr.Selections {
@@ -321,4 +321,22 @@ func shortStage(name string) string {
 		}
 	}
 	return short
+}
+
+// weigherNames are the weighers the trace's hosts were weighed with (the
+// settings' weight_classes), in order: the checks after the stages.
+func weigherNames(tr *scheduling.Trace) []string {
+	var out []string
+	if len(tr.Hosts) == 0 {
+		for _, w := range scheduling.DefaultWeighers() {
+			out = append(out, w.Name())
+		}
+		return out
+	}
+	for _, c := range tr.Hosts[0].Checks {
+		if c.Passed == nil {
+			out = append(out, c.Stage)
+		}
+	}
+	return out
 }

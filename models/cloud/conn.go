@@ -107,8 +107,11 @@ const (
 // Client talks to one cloud's compute and Placement APIs.
 type Client struct {
 	Compute, Placement *gophercloud.ServiceClient
-	requests           atomic.Int64
-	http               *http.Client
+	// ComputeMaxVersion is the compute API's own maximum microversion
+	// (before corral's cap): it tells the Nova release.
+	ComputeMaxVersion string
+	requests          atomic.Int64
+	http              *http.Client
 }
 
 // Close lets go of the client's connections. A read cancelled midway can
@@ -285,6 +288,7 @@ func (c *Client) negotiate(ctx context.Context) error {
 		return err
 	}
 	c.Compute.Microversion = mv
+	c.ComputeMaxVersion = cv.Version.Version
 	var pv struct {
 		Versions []struct {
 			ID         string `json:"id"`

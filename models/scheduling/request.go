@@ -15,18 +15,18 @@ import (
 // "Request"): references by name, raw Placement terms, settings overrides.
 // Snapshot.Run resolves it against a world.
 type RequestSpec struct {
-	ProjectID        string            `json:"project_id,omitempty"`
-	UserID           string            `json:"user_id,omitempty"`
-	Flavor           FlavorRef         `json:"flavor,omitzero"`
-	AvailabilityZone string            `json:"availability_zone,omitempty"`
-	ServerGroup      string            `json:"server_group,omitempty"`
-	NumInstances     int               `json:"num_instances,omitempty"`
+	ProjectID        string    `json:"project_id,omitempty"`
+	UserID           string    `json:"user_id,omitempty"`
+	Flavor           FlavorRef `json:"flavor,omitzero"`
+	AvailabilityZone string    `json:"availability_zone,omitempty"`
+	ServerGroup      string    `json:"server_group,omitempty"`
+	NumInstances     int       `json:"num_instances,omitempty"`
 	// Image is the image booted, by the properties scheduling reads.
 	Image *ImageSpec `json:"image,omitempty"`
 	// IsBFV is a boot from volume: Nova asks no DISK_GB for the root disk.
-	IsBFV     bool          `json:"is_bfv,omitempty"`
-	Placement PlacementSpec `json:"placement,omitzero"`
-	Settings         *SettingsOverride `json:"settings,omitempty"`
+	IsBFV     bool              `json:"is_bfv,omitempty"`
+	Placement PlacementSpec     `json:"placement,omitzero"`
+	Settings  *SettingsOverride `json:"settings,omitempty"`
 	// Limit caps the providers and hosts listed in the trace; 0 lists all.
 	Limit int `json:"limit,omitempty"`
 	// Hosts chooses which hosts the trace lists, for a page that shows

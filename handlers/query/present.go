@@ -31,6 +31,10 @@ func presentTrace(tr *scheduling.Trace, snap *scheduling.Snapshot) *views.QueryT
 	if tr.Error != nil {
 		v.Error = *tr.Error
 	}
+	if n := tr.Nova; n != nil {
+		v.Nova = &views.QueryNova{Release: n.Release, Query: n.AllocationCandidatesQuery, Ranking: n.Ranking,
+			NotModelled: n.NotModelled, Skipped: n.Skipped}
+	}
 	for _, rf := range tr.RequestFilters {
 		v.RequestFilters = append(v.RequestFilters, views.QueryRequestFilter{Name: rf.Name, Effect: rf.Effect, Detail: rf.Detail})
 	}

@@ -194,3 +194,25 @@ func exactTenantKeyVerdict(h *HostState, r *Request) Verdict {
 	t := r.refusalTexts()
 	return Verdict{Reason: t.reason + hfFormatValues(hfSortedUnique(ts)) + " (filter_tenant_id key)", Summary: t.summary}
 }
+
+// exactTenantKey is what h's aggregates say under the exact key
+// filter_tenant_id, their values sorted and joined ("" when none has it),
+// prefixed so that a present but empty value is told from an absent one.
+func exactTenantKey(h *HostState) string {
+	var vs []string
+	found := false
+	for _, a := range h.Aggregates {
+		if a == nil {
+			continue
+		}
+		if v, ok := a.Metadata[TenantKeyPrefix]; ok {
+			found = true
+			vs = append(vs, v)
+		}
+	}
+	if !found {
+		return ""
+	}
+	slices.Sort(vs)
+	return "e" + strings.Join(vs, "\x00")
+}

@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"fmt"
 	"testing"
 
 	"corral/models"
@@ -95,5 +96,63 @@ func TestNovaReleasesAtMicroversion(t *testing.T) {
 	}
 	if _, err := s.Parse("yoga"); err == nil {
 		t.Error("yoga was accepted")
+	}
+}
+
+// The impact matrix follows the release as the preview does: hosts that
+// differ only in which tenant key names a project, or restricted only by
+// suffixed keys, are told apart (factored impact = whole runs).
+func TestImpactFollowsReleaseForTenants(t *testing.T) {
+	mk := func(release string) *Snapshot {
+		w := &models.World{Settings: models.DefaultSettings(), Flavors: []models.Flavor{{ID: "f", Name: "f", ExtraSpecs: map[string]string{}}}}
+		w.Settings.NovaRelease = release
+		metas := []map[string]string{
+			{"filter_tenant_id": "q"},
+			{"filter_tenant_id_2": "q"},
+			{"filter_tenant_id": "q", "filter_tenant_id_2": "p"},
+			{"filter_tenant_id": "p", "filter_tenant_id_2": "q"},
+			{"filter_tenant_id_x": "r"},
+			nil,
+		}
+		for i, md := range metas {
+			u := fmt.Sprintf("00000000-0000-0000-0000-00000000000%d", i+1)
+			w.Providers = append(w.Providers, models.Provider{UUID: u, Name: fmt.Sprintf("h%d", i+1)})
+			if md != nil {
+				w.Aggregates = append(w.Aggregates, models.Aggregate{ID: int64(i + 1), UUID: fmt.Sprintf("aaaaaaaa-0000-0000-0000-00000000000%d", i+1),
+					Name: fmt.Sprintf("a%d", i+1), Metadata: md, Members: []string{u}})
+			}
+		}
+		s, err := NewSnapshot(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	zed, latest := mk("zed"), mk("dalmatian")
+	projects := []string{"p", "q", "r", AnyOtherProject}
+	for _, pair := range [][2]*Snapshot{{zed, latest}, {latest, zed}} {
+		got, err := ComputeImpact(pair[0], pair[1], projects, []string{"f"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := ComputeImpactWith(pair[0], pair[1], ImpactOptions{Projects: projects, Flavors: []string{"f"}, WholeRuns: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range got.Cells {
+			if g, w := fmt.Sprint(got.Cells[i][0]), fmt.Sprint(want.Cells[i][0]); g != w {
+				t.Errorf("factored %s, whole runs %s", g, w)
+			}
+		}
+	}
+	// Zed admits p on h2 (suffixed only), h4, h5, h6; Dalmatian on h3, h4, h6.
+	for s, want := range map[*Snapshot]int{zed: 4, latest: 3} {
+		tr, err := s.Run(&RequestSpec{ProjectID: "p", Flavor: FlavorRef{Name: "f"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.Summary.HostsPassed != want {
+			t.Errorf("%d hosts passed, want %d", tr.Summary.HostsPassed, want)
+		}
 	}
 }

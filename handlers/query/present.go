@@ -289,7 +289,8 @@ func presentMatrix(tr *scheduling.Trace, f views.QueryForm, _ []string) *views.Q
 	}
 	if flat && tr.Summary.HostsPassed > 1 {
 		m.WeightNote = "Every eligible host scores the same raw value on each weigher, so every normalised weight is 0 and hosts are ordered by name. " +
-			"The weighers count the members of a soft-affinity or soft-anti-affinity server group on each host: name such a group, with members running, to see them differ."
+			"The server-group weighers count the members of a soft-affinity or soft-anti-affinity group on each host: name such a group, with members running, to see them differ; " +
+			"the resource weighers (weight_classes) read each host's free RAM, VCPUs and disk."
 	}
 	return m
 }

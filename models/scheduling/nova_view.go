@@ -52,3 +52,21 @@ func rankingNote(st *models.Settings) string {
 	}
 	return "Nova picks the best-weighed host; among equal weights it takes the first Placement returned (corral lists them by name)"
 }
+
+// notePlacementLimit says when more hosts pass placement than Nova asks
+// Placement for (max_placement_results): Nova then weighs only a subset.
+func (r *run) notePlacementLimit(v *NovaView) {
+	limit := placementLimit(&r.req.Settings)
+	if v == nil || limit <= 0 || r.res == nil {
+		return
+	}
+	n := 0
+	for _, hr := range r.results {
+		if hr.stage != 0 {
+			n++
+		}
+	}
+	if n > limit {
+		v.Ranking += fmt.Sprintf("; %d hosts pass placement but Nova asks for %d candidates (max_placement_results): it filters and weighs only those Placement returns", n, limit)
+	}
+}

@@ -167,6 +167,7 @@ func (s *Snapshot) runInSlot(spec *RequestSpec) (*Trace, error) {
 	tr.reasonOf = func(i int) string { return r.reason(int32(i)) }
 
 	r.listHosts(tr, spec, passing, stageCounts)
+	r.notePlacementLimit(tr.Nova)
 	tr.Error = r.failure(len(passing))
 	return tr, nil
 }

@@ -157,3 +157,21 @@ func TestWeighersFollowSettingsAndRelease(t *testing.T) {
 		t.Errorf("ComputeFilter is not a passing stage: %+v", tr.Hosts[0].Checks)
 	}
 }
+
+// More hosts than max_placement_results pass placement: the trace says
+// Nova sees only a subset.
+func TestTraceSaysPlacementLimit(t *testing.T) {
+	st := weighOnly(models.NovaDefaultWeightClasses)
+	st.MaxPlacementResults = 2
+	s, err := NewSnapshot(resourceWorld(st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := s.Run(&RequestSpec{Flavor: FlavorRef{Inline: &models.Flavor{VCPUs: 1, RAMMB: 256}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(tr.Nova.Ranking, "4 hosts pass placement but Nova asks for 2 candidates") || !strings.Contains(tr.Nova.AllocationCandidatesQuery, "limit=2&") {
+		t.Errorf("nova view %+v", tr.Nova)
+	}
+}

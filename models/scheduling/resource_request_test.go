@@ -143,3 +143,36 @@ func TestComputeStatusDisabledHostExcluded(t *testing.T) {
 		}
 	}
 }
+
+// A request names an image's properties and a boot from volume; the run
+// asks Placement for the image's traits and no root disk.
+func TestRequestImageAndBootFromVolume(t *testing.T) {
+	spec, err := DecodeRequestJSON([]byte(`{"flavor": {"vcpus": 1, "ram_mb": 512, "disk_gb": 500},
+		"image": {"properties": {"trait:CUSTOM_TRUSTED": "required"}}, "is_bfv": true}`), "request")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := map[string]models.Inventory{"VCPU": {Total: 8, AllocationRatio: 1}, "MEMORY_MB": {Total: 8192, AllocationRatio: 1}, "DISK_GB": {Total: 100, AllocationRatio: 1}}
+	w := &models.World{Settings: models.DefaultSettings(), Providers: []models.Provider{
+		{UUID: "11111111-1111-1111-1111-111111111111", Name: "cn1", Traits: []string{"CUSTOM_TRUSTED"}, Inventories: inv},
+		{UUID: "22222222-2222-2222-2222-222222222222", Name: "cn2", Inventories: inv},
+	}}
+	s, err := NewSnapshot(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := s.Run(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 500 GB of root disk would fit nowhere; a boot from volume asks none.
+	if tr.Summary.HostsPassed != 1 || !tr.Hosts[0].Passed || tr.Hosts[0].Name != "cn1" {
+		t.Errorf("hosts %+v", tr.Hosts)
+	}
+	if q := tr.Nova.AllocationCandidatesQuery; strings.Contains(q, "DISK_GB") || !strings.Contains(q, "required=CUSTOM_TRUSTED") {
+		t.Errorf("query %s", q)
+	}
+	if _, err := DecodeRequestJSON([]byte(`{"image": {"name": "x"}}`), "request"); err == nil {
+		t.Error("an image field other than properties was accepted")
+	}
+}

@@ -84,6 +84,13 @@ func Sync(ctx context.Context, st LiveStore, c *Client, actor models.Actor, o Sy
 	if o.DryRun {
 		return res, nil
 	}
+	if changeRelease {
+		// Before the live state, so that the sync's record names the
+		// revision the store is at when it is done.
+		if err := applyNovaRelease(ctx, st, actor, release); err != nil {
+			res.Warnings = append(res.Warnings, "nova_release could not be set: "+err.Error())
+		}
+	}
 	placement, err := json.Marshal(Kept{Placement: snap.Placement, Aggregates: snap.Aggregates, Flavors: snap.Flavors,
 		Hypervisors: snap.Hypervisors, ComputeHosts: snap.ComputeHosts})
 	if err != nil {
@@ -101,11 +108,6 @@ func Sync(ctx context.Context, st LiveStore, c *Client, actor models.Actor, o Sy
 		return fail(models.Wrap("cloud.Sync", err))
 	}
 	res.Record, res.Stored = ls.Record, true
-	if changeRelease {
-		if err := applyNovaRelease(ctx, st, actor, release); err != nil {
-			res.Warnings = append(res.Warnings, "nova_release could not be set: "+err.Error())
-		}
-	}
 	return res, nil
 }
 

@@ -46,6 +46,12 @@ func ReadSettingsForm(form url.Values) SettingsForm {
 			v = f.readFilters(form, row.Name)
 		default:
 			typed := strings.TrimSpace(form.Get(row.Name))
+			if _, given := form[row.Name]; !given && (row.Kind == models.SettingNumber || row.Canon != nil) {
+				// A form (or script) that does not name a number or a
+				// checked text setting leaves it at its default, not at a
+				// refused empty value.
+				typed = row.Format(row.Default)
+			}
 			f.Typed[row.Name] = typed
 			x, err := row.Parse(typed)
 			if err != nil {
@@ -77,7 +83,7 @@ func (f *SettingsForm) readFilters(form url.Values, field string) []string {
 		order int
 	}
 	var rows []pos
-	for i, hf := range models.HostFilters {
+	for i, hf := range FilterRowsOf(nil) {
 		typed := strings.TrimSpace(form.Get(FilterOrderField(hf.Name)))
 		f.Typed[FilterOrderField(hf.Name)] = typed
 		if !f.Ticked[hf.Name] {
@@ -136,4 +142,17 @@ func errMessage(err error) string {
 		return ce.Msg
 	}
 	return err.Error()
+}
+
+// FilterRowsOf are the host filters the settings form lists: those the
+// core models, then Nova's filters it does not model that enabled names
+// (nil: all of them), each saying it is not modelled.
+func FilterRowsOf(enabled []string) []models.HostFilterInfo {
+	rows := slices.Clone(models.HostFilters)
+	for _, name := range models.NotModelledFilters {
+		if enabled == nil || slices.Contains(enabled, name) {
+			rows = append(rows, models.HostFilterInfo{Name: name, Help: models.NotModelledHelp})
+		}
+	}
+	return rows
 }

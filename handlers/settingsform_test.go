@@ -26,7 +26,7 @@ func TestReadSettingsFormRefusals(t *testing.T) {
 		{func(v url.Values) { v.Set("soft_affinity_weight_multiplier", "") }, "soft_affinity_weight_multiplier", "is not a number"},
 		{func(v url.Values) { v.Set("soft_anti_affinity_weight_multiplier", "-0.5") }, "soft_anti_affinity_weight_multiplier", "must not be negative"},
 		{func(v url.Values) { v.Set("soft_anti_affinity_weight_multiplier", "NaN") }, "soft_anti_affinity_weight_multiplier", "finite"},
-		{func(v url.Values) { v.Add("filter", "ComputeFilter") }, "enabled_filters", `unknown host filter "ComputeFilter"`},
+		{func(v url.Values) { v.Add("filter", "NoSuchFilter") }, "enabled_filters", `unknown host filter "NoSuchFilter"`},
 		{func(v url.Values) {
 			v.Add("filter", models.FilterServerGroupAffinity)
 			v.Set("order_"+models.FilterServerGroupAffinity, "0")

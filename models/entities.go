@@ -110,12 +110,16 @@ type AggregateMember struct {
 
 // Flavor is a Nova flavor; ID is the flavorid.
 type Flavor struct {
-	ID         string            `gorm:"primaryKey;size:255" json:"id"`
-	Name       string            `gorm:"uniqueIndex;size:255;not null" json:"name"`
-	VCPUs      int               `json:"vcpus"`
-	RAMMB      int               `json:"ram_mb"`
-	DiskGB     int               `json:"disk_gb"`
-	ExtraSpecs map[string]string `gorm:"serializer:json" json:"extra_specs"`
+	ID     string `gorm:"primaryKey;size:255" json:"id"`
+	Name   string `gorm:"uniqueIndex;size:255;not null" json:"name"`
+	VCPUs  int    `json:"vcpus"`
+	RAMMB  int    `json:"ram_mb"`
+	DiskGB int    `json:"disk_gb"`
+	// EphemeralGB and SwapMB are the flavor's ephemeral disk and swap:
+	// Nova asks Placement for them as DISK_GB beside the root disk.
+	EphemeralGB int               `gorm:"not null;default:0" json:"ephemeral_gb,omitempty"`
+	SwapMB      int               `gorm:"not null;default:0" json:"swap_mb,omitempty"`
+	ExtraSpecs  map[string]string `gorm:"serializer:json" json:"extra_specs"`
 	// Private flavors are usable only by the projects in Projects (Nova's
 	// os-flavor-access); public ones by every project.
 	Private    bool      `gorm:"not null;default:false" json:"private,omitempty"`

@@ -35,14 +35,18 @@ type SettingGroup struct {
 
 // The groups of settings, in the order the settings page shows them.
 var (
+	GroupNova           = &SettingGroup{"Nova release", "The Nova release the preview follows: its scheduler's behaviour changes between releases. A sync sets it from the compute API's maximum microversion."}
 	GroupRequestFilters = &SettingGroup{"Request filters", "They run before Placement and turn the request into member_of terms."}
 	GroupHostFilters    = &SettingGroup{"Host filters", "Enabled filters run in the order given (lowest first) on the hosts Placement returned."}
-	GroupWeighers       = &SettingGroup{"Weighers", "They order the hosts that passed, for the servers of soft-affinity and soft-anti-affinity groups."}
-	SettingGroups       = []*SettingGroup{GroupRequestFilters, GroupHostFilters, GroupWeighers}
+	GroupWeighers       = &SettingGroup{"Weighers", "They order the hosts that passed, as Nova's weighers do: each weight normalised over the hosts, times its multiplier (an aggregate's metadata of the same name overrides it)."}
+	SettingGroups       = []*SettingGroup{GroupNova, GroupRequestFilters, GroupHostFilters, GroupWeighers}
 )
 
 // The nova.conf sections corral's settings mirror.
 const (
+	// NovaSectionCorral holds what nova.conf has no option for (the
+	// release); Nova ignores a section it does not know.
+	NovaSectionCorral          = "corral"
 	NovaSectionScheduler       = "scheduler"
 	NovaSectionFilterScheduler = "filter_scheduler"
 )
@@ -57,6 +61,12 @@ type Setting struct {
 	Default any    // bool, string, float64 or []string, by Kind
 	// Section and Option name it in nova.conf.
 	Section, Option string
+	// Signed allows a negative number (Nova's resource weighers stack
+	// with one).
+	Signed bool
+	// Canon, when set, checks a text setting and gives its canonical
+	// spelling.
+	Canon func(string) (string, error)
 }
 
 // HostFilterInfo is a host filter the core implements, with what it does.
@@ -67,16 +77,39 @@ type HostFilterInfo struct {
 // HostFilters are the host filters the core implements, in their default
 // order (scheduling's registry has the same names in the same order).
 var HostFilters = []HostFilterInfo{
-	{FilterAggregateInstanceExtraSpecs, "Flavor extra specs (aggregate_instance_extra_specs:…) must be satisfied by the host's aggregate metadata, with Nova's operators."},
-	{FilterAggregateInstanceType, "Reads flavor extra specs against aggregate metadata with the sentinels * (present), ~ (optional) and ! (absent); an aggregate with force_metadata_check=True makes its metadata a requirement on flavors."},
-	{FilterAggregateMultiTenancy, "Hosts in aggregates with filter_tenant_id… keys accept only those projects (keeps others out, not the tenant in)."},
-	{FilterServerGroupAffinity, "Members of an affinity group go to the host the group already uses."},
-	{FilterServerGroupAntiAffinity, "A host passes while it holds fewer members of the anti-affinity group than max_server_per_host (default 1)."},
+	{Name: FilterAggregateInstanceExtraSpecs, Help: "Flavor extra specs (aggregate_instance_extra_specs:…) must be satisfied by the host's aggregate metadata, with Nova's operators."},
+	{Name: FilterAggregateInstanceType, Help: "Reads flavor extra specs against aggregate metadata with the sentinels * (present), ~ (optional) and ! (absent); an aggregate with force_metadata_check=True makes its metadata a requirement on flavors."},
+	{Name: FilterAggregateMultiTenancy, Help: "Hosts in aggregates with filter_tenant_id… keys accept only those projects (keeps others out, not the tenant in)."},
+	{Name: FilterServerGroupAffinity, Help: "Members of an affinity group go to the host the group already uses."},
+	{Name: FilterServerGroupAntiAffinity, Help: "A host passes while it holds fewer members of the anti-affinity group than max_server_per_host (default 1)."},
+	{Name: FilterComputeCapabilities, Help: "Flavor extra specs without a scope, or scoped capabilities:, must match the host's state (free_ram_mb, vcpus_total, …) with Nova's operators; a key the host state lacks (ssd=true) fails every host."},
 }
 
-// KnownHostFilter reports whether the core implements the host filter.
-func KnownHostFilter(name string) bool {
+// NotModelledHelp is what the settings page and the preview say of a
+// filter or weigher corral does not model.
+const NotModelledHelp = "not modelled: this preview may differ from Nova"
+
+// NotModelledFilters are Nova's host filters corral knows by name only
+// (nova/scheduler/filters at 26.0.0 … 33.0.0): enabled_filters may hold
+// them (a nova.conf import keeps them); they pass every host, and the
+// settings page and the preview name them as not modelled.
+var NotModelledFilters = []string{
+	"ComputeFilter", "ImagePropertiesFilter", "AvailabilityZoneFilter", "SameHostFilter", "DifferentHostFilter",
+	"NumInstancesFilter", "AggregateNumInstancesFilter", "IoOpsFilter", "AggregateIoOpsFilter", "IsolatedHostsFilter",
+	"AggregateImagePropertiesIsolation", "JsonFilter", "PciPassthroughFilter", "NUMATopologyFilter", "MetricsFilter",
+	"SimpleCIDRAffinityFilter", "AllHostsFilter", "AggregateTypeAffinityFilter",
+}
+
+// ModelledHostFilter reports whether the core models the host filter
+// (an unknown name is not modelled either).
+func ModelledHostFilter(name string) bool {
 	return slices.ContainsFunc(HostFilters, func(f HostFilterInfo) bool { return f.Name == name })
+}
+
+// KnownHostFilter reports whether enabled_filters may name the filter:
+// one the core implements, or one of Nova's it does not model.
+func KnownHostFilter(name string) bool {
+	return ModelledHostFilter(name) || slices.Contains(NotModelledFilters, name)
 }
 
 func hostFilterNames() []string {
@@ -90,6 +123,9 @@ func hostFilterNames() []string {
 // SettingTable is every setting, in the order the settings page, nova.conf
 // and validation list them. Read it, do not change it.
 var SettingTable = []Setting{
+	{Name: "nova_release", Kind: SettingText, Group: GroupNova, Canon: checkNovaRelease,
+		Label: "Nova release", Default: NovaLatest, Section: NovaSectionCorral, Option: "nova_release",
+		Help: "zed, antelope, bobcat, caracal, dalmatian, epoxy, flamingo or gazpacho (or the series, such as 2022.2)."},
 	{Name: "limit_tenants_to_placement_aggregate", Kind: SettingBool, Group: GroupRequestFilters,
 		Label: "Tenant isolation in Placement", Default: false, Section: NovaSectionScheduler, Option: "limit_tenants_to_placement_aggregate",
 		Help: "Send each project only to the aggregates whose filter_tenant_id… keys name it (when it has any)."},
@@ -118,6 +154,36 @@ var SettingTable = []Setting{
 	{Name: "soft_anti_affinity_weight_multiplier", Kind: SettingNumber, Group: GroupWeighers,
 		Label: "soft-anti-affinity multiplier", Default: 1.0, Section: NovaSectionFilterScheduler, Option: "soft_anti_affinity_weight_multiplier",
 		Help: "How strongly soft-anti-affinity groups spread away from hosts holding members (0 ignores the policy)."},
+	{Name: "max_placement_results", Kind: SettingNumber, Group: GroupRequestFilters,
+		Label: "Placement results", Default: 1000.0, Section: NovaSectionScheduler, Option: "max_placement_results",
+		Help: "How many allocation candidates Nova asks Placement for (limit=); with more hosts than this, Nova sees a subset."},
+	{Name: "weight_classes", Kind: SettingText, Group: GroupWeighers, Canon: checkWeightClasses,
+		Label: "Weighers", Default: NovaDefaultWeightClasses, Section: NovaSectionFilterScheduler, Option: "weight_classes",
+		Help: "Nova's weight_classes: nova.scheduler.weights.all_weighers or weigher classes separated by commas."},
+	{Name: "ram_weight_multiplier", Kind: SettingNumber, Group: GroupWeighers, Signed: true,
+		Label: "RAM multiplier", Default: 1.0, Section: NovaSectionFilterScheduler, Option: "ram_weight_multiplier",
+		Help: "Positive spreads onto hosts with more free RAM, negative stacks."},
+	{Name: "cpu_weight_multiplier", Kind: SettingNumber, Group: GroupWeighers, Signed: true,
+		Label: "CPU multiplier", Default: 1.0, Section: NovaSectionFilterScheduler, Option: "cpu_weight_multiplier",
+		Help: "Positive spreads onto hosts with more free VCPUs (total × allocation ratio − used), negative stacks."},
+	{Name: "disk_weight_multiplier", Kind: SettingNumber, Group: GroupWeighers, Signed: true,
+		Label: "Disk multiplier", Default: 1.0, Section: NovaSectionFilterScheduler, Option: "disk_weight_multiplier",
+		Help: "Positive spreads onto hosts with more free disk, negative stacks."},
+	{Name: "io_ops_weight_multiplier", Kind: SettingNumber, Group: GroupWeighers, Signed: true,
+		Label: "I/O ops multiplier", Default: -1.0, Section: NovaSectionFilterScheduler, Option: "io_ops_weight_multiplier",
+		Help: "Negative prefers hosts with fewer instances in I/O-heavy task states (corral counts none)."},
+	{Name: "num_instances_weight_multiplier", Kind: SettingNumber, Group: GroupWeighers, Signed: true,
+		Label: "Instances multiplier", Default: 0.0, Section: NovaSectionFilterScheduler, Option: "num_instances_weight_multiplier",
+		Help: "Nova 2023.2 and later: positive prefers hosts with more instances, negative fewer."},
+	{Name: "build_failure_weight_multiplier", Kind: SettingNumber, Group: GroupWeighers, Signed: true,
+		Label: "Build failure multiplier", Default: 1000000.0, Section: NovaSectionFilterScheduler, Option: "build_failure_weight_multiplier",
+		Help: "Hosts with recent build failures sink (corral knows of none)."},
+	{Name: "host_subset_size", Kind: SettingNumber, Group: GroupWeighers,
+		Label: "Host subset size", Default: 1.0, Section: NovaSectionFilterScheduler, Option: "host_subset_size",
+		Help: "Nova picks at random among this many best-weighed hosts."},
+	{Name: "shuffle_best_same_weighed_hosts", Kind: SettingBool, Group: GroupWeighers,
+		Label: "Shuffle equal best hosts", Default: false, Section: NovaSectionFilterScheduler, Option: "shuffle_best_same_weighed_hosts",
+		Help: "With a subset of 1, Nova picks at random among the hosts that share the best weight."},
 }
 
 // settingFields maps a setting's name to its field of Settings (by the
@@ -209,6 +275,13 @@ func (s *Setting) Parse(text string) (any, error) {
 		v = SplitFilterList(text)
 	default:
 		v = text
+		if s.Canon != nil {
+			c, err := s.Canon(text)
+			if err != nil {
+				return nil, err
+			}
+			v = c
+		}
 	}
 	return v, s.Check(v)
 }
@@ -242,11 +315,16 @@ func SplitFilterList(v string) []string {
 // setting.
 func (s *Setting) Check(v any) error {
 	switch x := v.(type) {
+	case string:
+		if s.Canon != nil {
+			_, err := s.Canon(x)
+			return err
+		}
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return E(Invalid, s.Name, "must be a finite number")
 		}
-		if x < 0 {
+		if x < 0 && !s.Signed {
 			return E(Invalid, s.Name, "must not be negative")
 		}
 	case []string:

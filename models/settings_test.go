@@ -51,6 +51,7 @@ func TestSettingTableCoversSettings(t *testing.T) {
 // The table's defaults are the ones a new console has always started with.
 func TestDefaultSettingsFromTable(t *testing.T) {
 	want := Settings{
+		NovaRelease:                       NovaLatest,
 		QueryPlacementForAvailabilityZone: true,
 		RequiredMemberPrefix:              "reservation:",
 		DefaultForbiddenMemberPrefix:      "reservation:",
@@ -62,6 +63,10 @@ func TestDefaultSettingsFromTable(t *testing.T) {
 		},
 		SoftAffinityWeightMultiplier:     1.0,
 		SoftAntiAffinityWeightMultiplier: 1.0,
+		// Nova's defaults for its options; the weighers corral always had.
+		MaxPlacementResults: 1000, WeightClasses: NovaDefaultWeightClasses,
+		RAMWeightMultiplier: 1, CPUWeightMultiplier: 1, DiskWeightMultiplier: 1, IoOpsWeightMultiplier: -1,
+		BuildFailureWeightMultiplier: 1000000, HostSubsetSize: 1,
 	}
 	got := DefaultSettings()
 	if !reflect.DeepEqual(got, want) {
@@ -87,7 +92,9 @@ func TestSettingsValidate(t *testing.T) {
 		{func(s *Settings) { s.SoftAffinityWeightMultiplier = -1 }, "soft_affinity_weight_multiplier", "must not be negative"},
 		{func(s *Settings) { s.SoftAntiAffinityWeightMultiplier = math.Inf(1) }, "soft_anti_affinity_weight_multiplier", "finite"},
 		{func(s *Settings) { s.SoftAntiAffinityWeightMultiplier = math.NaN() }, "soft_anti_affinity_weight_multiplier", "finite"},
-		{func(s *Settings) { s.EnabledFilters = []string{"ComputeFilter"} }, "enabled_filters", `unknown host filter "ComputeFilter"`},
+		{func(s *Settings) { s.EnabledFilters = []string{"NoSuchFilter"} }, "enabled_filters", `unknown host filter "NoSuchFilter"`},
+		{func(s *Settings) { s.WeightClasses = "nova.scheduler.weights.NoSuchWeigher" }, "weight_classes", "unknown weigher class"},
+		{func(s *Settings) { s.NovaRelease = "yoga" }, "nova_release", "unknown Nova release"},
 		{func(s *Settings) {
 			s.EnabledFilters = []string{FilterServerGroupAffinity, FilterServerGroupAffinity}
 		}, "enabled_filters", "listed twice"},
@@ -113,7 +120,11 @@ func TestSettingParse(t *testing.T) {
 		{"required_member_prefix", " resv: ", "resv:", ""},
 		{"enabled_filters", FilterServerGroupAffinity + ",\n " + FilterAggregateMultiTenancy + ",", []string{FilterServerGroupAffinity, FilterAggregateMultiTenancy}, ""},
 		{"enabled_filters", "", []string{}, ""},
-		{"enabled_filters", "ComputeFilter", nil, "unknown host filter"},
+		{"enabled_filters", "NoSuchFilter", nil, "unknown host filter"},
+		// Nova's filters corral does not model are kept, by name.
+		{"enabled_filters", "ComputeFilter", []string{"ComputeFilter"}, ""},
+		{"ram_weight_multiplier", "-2", -2.0, ""},
+		{"weight_classes", " nova.scheduler.weights.all_weighers ,", "nova.scheduler.weights.all_weighers", ""},
 		{"soft_affinity_weight_multiplier", "2.5", 2.5, ""},
 		{"soft_affinity_weight_multiplier", "lots", nil, "is not a number"},
 		{"soft_affinity_weight_multiplier", "-1", nil, "must not be negative"},
@@ -142,6 +153,9 @@ func TestNovaConfLinesFromTable(t *testing.T) {
 	st := DefaultSettings()
 	st.SoftAntiAffinityWeightMultiplier = 2.5
 	want := []string{
+		"[corral]",
+		"nova_release = gazpacho",
+		"",
 		"[scheduler]",
 		"limit_tenants_to_placement_aggregate = false",
 		"placement_aggregate_required_for_tenants = false",
@@ -149,11 +163,21 @@ func TestNovaConfLinesFromTable(t *testing.T) {
 		"query_placement_for_availability_zone = true",
 		"placement_req_required_member_prefix = reservation:",
 		"placement_req_default_forbidden_member_prefix = reservation:",
+		"max_placement_results = 1000",
 		"",
 		"[filter_scheduler]",
 		"enabled_filters = " + strings.Join(st.EnabledFilters, ","),
 		"soft_affinity_weight_multiplier = 1",
 		"soft_anti_affinity_weight_multiplier = 2.5",
+		"weight_classes = " + NovaDefaultWeightClasses,
+		"ram_weight_multiplier = 1",
+		"cpu_weight_multiplier = 1",
+		"disk_weight_multiplier = 1",
+		"io_ops_weight_multiplier = -1",
+		"num_instances_weight_multiplier = 0",
+		"build_failure_weight_multiplier = 1e+06",
+		"host_subset_size = 1",
+		"shuffle_best_same_weighed_hosts = false",
 	}
 	if got := NovaConfLines(st); !reflect.DeepEqual(got, want) {
 		t.Errorf("lines\n got %q\nwant %q", got, want)

@@ -5,6 +5,9 @@ import "slices"
 // Settings is the request-filter and host-filter configuration: corral's
 // equivalent of nova.conf's [scheduler] and [filter_scheduler] sections.
 type Settings struct {
+	// NovaRelease is the code name of the Nova release previewed (see
+	// NovaReleases); empty reads as the latest.
+	NovaRelease                          string   `json:"nova_release"`
 	LimitTenantsToPlacementAggregate     bool     `json:"limit_tenants_to_placement_aggregate"`
 	PlacementAggregateRequiredForTenants bool     `json:"placement_aggregate_required_for_tenants"`
 	EnableIsolatedAggregateFiltering     bool     `json:"enable_isolated_aggregate_filtering"`
@@ -14,6 +17,16 @@ type Settings struct {
 	EnabledFilters                       []string `json:"enabled_filters"`
 	SoftAffinityWeightMultiplier         float64  `json:"soft_affinity_weight_multiplier"`
 	SoftAntiAffinityWeightMultiplier     float64  `json:"soft_anti_affinity_weight_multiplier"`
+	MaxPlacementResults                  float64  `json:"max_placement_results"`
+	WeightClasses                        string   `json:"weight_classes"`
+	RAMWeightMultiplier                  float64  `json:"ram_weight_multiplier"`
+	CPUWeightMultiplier                  float64  `json:"cpu_weight_multiplier"`
+	DiskWeightMultiplier                 float64  `json:"disk_weight_multiplier"`
+	IoOpsWeightMultiplier                float64  `json:"io_ops_weight_multiplier"`
+	NumInstancesWeightMultiplier         float64  `json:"num_instances_weight_multiplier"`
+	BuildFailureWeightMultiplier         float64  `json:"build_failure_weight_multiplier"`
+	HostSubsetSize                       float64  `json:"host_subset_size"`
+	ShuffleBestSameWeighedHosts          bool     `json:"shuffle_best_same_weighed_hosts"`
 }
 
 // Host filter names, as nova.conf spells them.
@@ -23,6 +36,7 @@ const (
 	FilterAggregateMultiTenancy       = "AggregateMultiTenancyIsolation"
 	FilterServerGroupAffinity         = "ServerGroupAffinityFilter"
 	FilterServerGroupAntiAffinity     = "ServerGroupAntiAffinityFilter"
+	FilterComputeCapabilities         = "ComputeCapabilitiesFilter"
 )
 
 // World is everything the filtering core needs to decide, normalised: every
@@ -73,6 +87,8 @@ const (
 	FieldHost                           // servers
 	FieldPolicy                         // server groups
 	FieldRules                          // server groups
+	FieldEphemeralGB                    // flavors
+	FieldSwapMB                         // flavors
 
 	// AllFields is every field: what an object not from a document has.
 	AllFields Fields = 1<<iota - 1

@@ -199,12 +199,13 @@ func (dec *worldDecoder) flavors() error {
 			return E(Invalid, p+".name", "duplicate flavor name %q", d.Name)
 		}
 		flavorNames[d.Name] = true
-		var vcpus, ram, disk int
+		var vcpus, ram, disk, ephemeral, swap int
 		for _, n := range []struct {
 			v     *int
 			to    *int
 			field Fields
-		}{{d.VCPUs, &vcpus, FieldVCPUs}, {d.RAMMB, &ram, FieldRAMMB}, {d.DiskGB, &disk, FieldDiskGB}} {
+		}{{d.VCPUs, &vcpus, FieldVCPUs}, {d.RAMMB, &ram, FieldRAMMB}, {d.DiskGB, &disk, FieldDiskGB},
+			{d.Ephemeral, &ephemeral, FieldEphemeralGB}, {d.Swap, &swap, FieldSwapMB}} {
 			if n.v != nil {
 				*n.to = *n.v
 				dec.given.Flavors[i] |= n.field
@@ -228,7 +229,7 @@ func (dec *worldDecoder) flavors() error {
 		if err := dec.flavorAccess(d, p, i); err != nil {
 			return err
 		}
-		dec.w.Flavors = append(dec.w.Flavors, Flavor{ID: id, Name: d.Name, VCPUs: vcpus, RAMMB: ram, DiskGB: disk, ExtraSpecs: specs,
+		dec.w.Flavors = append(dec.w.Flavors, Flavor{ID: id, Name: d.Name, VCPUs: vcpus, RAMMB: ram, DiskGB: disk, EphemeralGB: ephemeral, SwapMB: swap, ExtraSpecs: specs,
 			Private: d.Private != nil && *d.Private, Projects: slices.Clone(d.Projects)})
 	}
 	return nil

@@ -75,6 +75,8 @@ type (
 		VCPUs      *int              `json:"vcpus"`
 		RAMMB      *int              `json:"ram_mb"`
 		DiskGB     *int              `json:"disk_gb"`
+		Ephemeral  *int              `json:"ephemeral_gb,omitempty"`
+		Swap       *int              `json:"swap_mb,omitempty"`
 		ExtraSpecs map[string]string `json:"extra_specs"`
 		Private    *bool             `json:"private,omitempty"`
 		Projects   []string          `json:"projects,omitempty"`
@@ -366,7 +368,7 @@ func EncodeWorld(w io.Writer, world *World) error {
 			private = &f.Private
 		}
 		doc.Flavors = append(doc.Flavors, flavorDoc{ID: f.ID, Name: f.Name, VCPUs: &f.VCPUs, RAMMB: &f.RAMMB, DiskGB: &f.DiskGB, ExtraSpecs: specs,
-			Private: private, Projects: f.Projects})
+			Private: private, Projects: f.Projects, Ephemeral: nonZero(f.EphemeralGB), Swap: nonZero(f.SwapMB)})
 	}
 	for _, s := range world.Servers {
 		var user *string
@@ -529,4 +531,12 @@ func allocationDocs(world *World) ([]allocationDoc, map[string]map[string]int64)
 		beyond[p.UUID] = rest
 	}
 	return docs, beyond
+}
+
+// nonZero points at n, or is nil for 0 (a field the format leaves out).
+func nonZero(n int) *int {
+	if n == 0 {
+		return nil
+	}
+	return &n
 }

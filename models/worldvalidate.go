@@ -242,6 +242,10 @@ func CheckFlavor(f *Flavor) error {
 		return E(Invalid, "ram_mb", "ram cannot be negative")
 	case f.DiskGB < 0:
 		return E(Invalid, "disk_gb", "disk cannot be negative")
+	case f.EphemeralGB < 0:
+		return E(Invalid, "ephemeral_gb", "ephemeral disk cannot be negative")
+	case f.SwapMB < 0:
+		return E(Invalid, "swap_mb", "swap cannot be negative")
 	}
 	if len(f.Projects) > 0 && !f.Private {
 		return E(Invalid, "projects", "only a private flavor has an access list")

@@ -73,6 +73,9 @@ type QueryResult struct {
 
 // QueryTrace is a trace as the page shows it.
 type QueryTrace struct {
+	// Nova is the release previewed, the exact allocation-candidates
+	// query and what corral does not model; nil for an old trace.
+	Nova              *QueryNova
 	PlacementQuery    string
 	RequestFilters    []QueryRequestFilter
 	Funnel            []QueryFunnelStep
@@ -88,6 +91,12 @@ type QueryTrace struct {
 	HostsPassed       int
 	Truncated         bool
 	Error             string // the request cannot be scheduled at all
+}
+
+// QueryNova is what the page says of the Nova previewed.
+type QueryNova struct {
+	Release, Query, Ranking string
+	NotModelled, Skipped    []string
 }
 
 // QueryRequestFilter is one request filter's contribution.

@@ -46,8 +46,13 @@ func TestSettingsExportImportRoundTrip(t *testing.T) {
 	want := models.Settings{
 		LimitTenantsToPlacementAggregate: true, EnableIsolatedAggregateFiltering: true,
 		RequiredMemberPrefix: "resv:", DefaultForbiddenMemberPrefix: "",
-		EnabledFilters:               []string{models.FilterServerGroupAntiAffinity, models.FilterAggregateInstanceType},
+		EnabledFilters:               []string{"ComputeFilter", models.FilterServerGroupAntiAffinity, models.FilterAggregateInstanceType},
 		SoftAffinityWeightMultiplier: 0.25, SoftAntiAffinityWeightMultiplier: 3,
+		// Options the file does not set take Nova's defaults; the release
+		// is not Nova's option and keeps the database's.
+		NovaRelease: models.NovaLatest, MaxPlacementResults: 1000, WeightClasses: models.AllWeighers,
+		RAMWeightMultiplier: 1, CPUWeightMultiplier: 1, DiskWeightMultiplier: 1, IoOpsWeightMultiplier: -1,
+		BuildFailureWeightMultiplier: 1000000, HostSubsetSize: 1,
 	}
 	if got, gen := settingsOf(t, from); !reflect.DeepEqual(got, want) || gen != 1 {
 		t.Fatalf("imported %+v gen %d\nwant %+v", got, gen, want)

@@ -326,7 +326,7 @@ func TestSettingsPage(t *testing.T) {
 	a := newApp(t)
 	c := a.as(a.AdminName)
 	r := c.Get("/settings")
-	if got := r.Texts(t, "filter-name"); len(got) != 5 || got[0] != models.FilterAggregateInstanceExtraSpecs {
+	if got := r.Texts(t, "filter-name"); len(got) != len(models.HostFilters) || got[0] != models.FilterAggregateInstanceExtraSpecs {
 		t.Errorf("filters %v", got)
 	}
 	form := func(gen int64) url.Values {

@@ -74,7 +74,7 @@ func settingsView(st models.Settings, typed, order map[string]string, sortFilter
 // filterRows are the host filter table's rows.
 func filterRows(enabled []string, order map[string]string, sorted bool) []cv.FilterSetting {
 	var rows []cv.FilterSetting
-	for _, hf := range models.HostFilters {
+	for _, hf := range handlers.FilterRowsOf(enabled) {
 		rows = append(rows, cv.FilterSetting{Name: hf.Name, Help: hf.Help, Enabled: slices.Contains(enabled, hf.Name),
 			Order: order[handlers.FilterOrderField(hf.Name)], OrderField: handlers.FilterOrderField(hf.Name)})
 	}

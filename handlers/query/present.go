@@ -31,6 +31,10 @@ func presentTrace(tr *scheduling.Trace, snap *scheduling.Snapshot) *views.QueryT
 	if tr.Error != nil {
 		v.Error = *tr.Error
 	}
+	if n := tr.Nova; n != nil {
+		v.Nova = &views.QueryNova{Release: n.Release, Query: n.AllocationCandidatesQuery, Ranking: n.Ranking,
+			NotModelled: n.NotModelled, Skipped: n.Skipped}
+	}
 	for _, rf := range tr.RequestFilters {
 		v.RequestFilters = append(v.RequestFilters, views.QueryRequestFilter{Name: rf.Name, Effect: rf.Effect, Detail: rf.Detail})
 	}
@@ -211,8 +215,8 @@ func presentMatrix(tr *scheduling.Trace, f views.QueryForm, _ []string) *views.Q
 	if capacity {
 		m.Columns = slices.Insert(m.Columns, 2, views.QueryColumn{Name: scheduling.StageCapacity, Short: scheduling.StageCapacity, Kind: "capacity"})
 	}
-	for _, w := range scheduling.DefaultWeighers() {
-		m.Columns = append(m.Columns, views.QueryColumn{Name: w.Name(), Short: shortStage(w.Name()), Kind: "weigher"})
+	for _, w := range weigherNames(tr) {
+		m.Columns = append(m.Columns, views.QueryColumn{Name: w, Short: shortStage(w), Kind: "weigher"})
 	}
 	instances := map[string][]int{}
 	for i, h := range tr.Selections {
@@ -285,7 +289,8 @@ func presentMatrix(tr *scheduling.Trace, f views.QueryForm, _ []string) *views.Q
 	}
 	if flat && tr.Summary.HostsPassed > 1 {
 		m.WeightNote = "Every eligible host scores the same raw value on each weigher, so every normalised weight is 0 and hosts are ordered by name. " +
-			"The weighers count the members of a soft-affinity or soft-anti-affinity server group on each host: name such a group, with members running, to see them differ."
+			"The server-group weighers count the members of a soft-affinity or soft-anti-affinity group on each host: name such a group, with members running, to see them differ; " +
+			"the resource weighers (weight_classes) read each host's free RAM, VCPUs and disk."
 	}
 	return m
 }
@@ -321,4 +326,22 @@ func shortStage(name string) string {
 		}
 	}
 	return short
+}
+
+// weigherNames are the weighers the trace's hosts were weighed with (the
+// settings' weight_classes), in order: the checks after the stages.
+func weigherNames(tr *scheduling.Trace) []string {
+	var out []string
+	if len(tr.Hosts) == 0 {
+		for _, w := range scheduling.DefaultWeighers() {
+			out = append(out, w.Name())
+		}
+		return out
+	}
+	for _, c := range tr.Hosts[0].Checks {
+		if c.Passed == nil {
+			out = append(out, c.Stage)
+		}
+	}
+	return out
 }

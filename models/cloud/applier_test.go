@@ -353,7 +353,7 @@ func TestConnectedPartialFailureAndImport(t *testing.T) {
 	// it is done and stays.
 	_, err := a.Env.Writer.Apply(ctx, admin, []scheduling.Change{
 		{Op: scheduling.OpSetMetadata, Aggregate: "cp-aggA", Key: "cp-step", Value: "1"},
-		{Op: scheduling.OpAddTrait, Provider: f.cn1, Trait: "CUSTOM_CP_NEVER_DEFINED"},
+		{Op: scheduling.OpAddTrait, Provider: f.cn1, Trait: "HW_NO_SUCH_TRAIT_CP"},
 	})
 	msg := fmt.Sprint(err)
 	if err == nil || !strings.Contains(msg, "Done before it (and kept in the cloud): POST /os-aggregates/") || !strings.Contains(msg, "/drafts/") {

@@ -150,8 +150,11 @@ const (
 // Client talks to one cloud's compute and Placement APIs.
 type Client struct {
 	Compute, Placement *gophercloud.ServiceClient
-	requests           atomic.Int64
-	http               *http.Client
+	// ComputeMaxVersion is the compute API's own maximum microversion
+	// (before corral's cap): it tells the Nova release.
+	ComputeMaxVersion string
+	requests          atomic.Int64
+	http              *http.Client
 	// scope makes a compute client acting in another project (Keystone
 	// credentials only): Nova creates a server group in the token's.
 	scope func(ctx context.Context, project string) (*gophercloud.ServiceClient, error)
@@ -330,6 +333,7 @@ func (c *Client) negotiate(ctx context.Context) error {
 		return err
 	}
 	c.Compute.Microversion = mv
+	c.ComputeMaxVersion = cv.Version.Version
 	var pv struct {
 		Versions []struct {
 			ID         string `json:"id"`

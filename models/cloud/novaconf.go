@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -68,10 +70,24 @@ func ParseNovaConf(r io.Reader) (NovaConf, error) {
 	return conf, nil
 }
 
-// SettingsFromNovaConf applies the options conf sets to st (options it
-// does not set keep st's values) and says, line by line, what it took and
-// what it left out. The options are those of models.SettingTable; host
-// filters corral does not model are listed as left out.
+// novaDefaults are Nova's own defaults where corral's differ: a nova.conf
+// that does not set the option runs with these
+// (nova/conf/scheduler.py at 26.0.0 … 33.0.0). The reservation prefixes
+// are corral's seed feature, not Nova's: off unless the file sets them.
+var novaDefaults = map[string]any{
+	"enabled_filters": []string{"ComputeFilter", models.FilterComputeCapabilities, "ImagePropertiesFilter",
+		models.FilterServerGroupAntiAffinity, models.FilterServerGroupAffinity},
+	"weight_classes":                  models.AllWeighers,
+	"required_member_prefix":          "",
+	"default_forbidden_member_prefix": "",
+}
+
+// SettingsFromNovaConf applies conf to st and says, line by line, what it
+// took and what it left out. An option of Nova's the file does not set
+// takes Nova's default (the file is the whole of Nova's configuration);
+// the release ([corral] nova_release, no option of Nova's) keeps st's
+// value unless the file names it. Enabled filters and weighers corral
+// does not model are kept and named as not modelled.
 func SettingsFromNovaConf(st models.Settings, conf NovaConf) (models.Settings, []string, error) {
 	out := st
 	out.EnabledFilters = slices.Clone(st.EnabledFilters)
@@ -79,25 +95,42 @@ func SettingsFromNovaConf(st models.Settings, conf NovaConf) (models.Settings, [
 	for i := range models.SettingTable {
 		row := &models.SettingTable[i]
 		v, ok := conf[row.Section][row.Option]
+		where := fmt.Sprintf("[%s] %s", row.Section, row.Option)
 		if !ok {
+			if row.Section == models.NovaSectionCorral {
+				continue
+			}
+			def, nova := novaDefaults[row.Name]
+			if !nova {
+				def = row.Default
+			}
+			if !reflect.DeepEqual(row.Get(&out), def) {
+				row.Set(&out, def)
+				notes = append(notes, fmt.Sprintf("%s not set: Nova's default %s", where, row.Format(def)))
+			}
 			continue
 		}
-		where := fmt.Sprintf("[%s] %s", row.Section, row.Option)
 		switch row.Kind {
 		case models.SettingFilters:
-			var known, ignored []string
+			var known, ignored, unmodelled []string
 			for _, f := range models.SplitFilterList(v) {
 				switch {
 				case !models.KnownHostFilter(f):
 					ignored = append(ignored, f)
 				case !slices.Contains(known, f):
 					known = append(known, f)
+					if !models.ModelledHostFilter(f) {
+						unmodelled = append(unmodelled, f)
+					}
 				}
 			}
 			row.Set(&out, known)
 			notes = append(notes, fmt.Sprintf("%s: %s", where, strings.Join(known, ", ")))
+			if len(unmodelled) > 0 {
+				notes = append(notes, fmt.Sprintf("%s: %s", models.NotModelledHelp, strings.Join(unmodelled, ", ")))
+			}
 			if len(ignored) > 0 {
-				notes = append(notes, fmt.Sprintf("not modelled by corral (left out): %s", strings.Join(ignored, ", ")))
+				notes = append(notes, fmt.Sprintf("unknown to corral (left out): %s", strings.Join(ignored, ", ")))
 			}
 			continue
 		case models.SettingText:
@@ -111,6 +144,16 @@ func SettingsFromNovaConf(st models.Settings, conf NovaConf) (models.Settings, [
 		row.Set(&out, x)
 		notes = append(notes, where+" = "+row.Format(x))
 	}
+	var weighers []string
+	for _, w := range models.EnabledWeighers(out.WeightClasses, out.NovaRelease) {
+		if w.NotModelled {
+			weighers = append(weighers, w.Name)
+		}
+	}
+	if len(weighers) > 0 {
+		notes = append(notes, fmt.Sprintf("%s (weighers): %s", models.NotModelledHelp, strings.Join(weighers, ", ")))
+	}
+	notes = append(notes, unreadOptions(conf)...)
 	if len(notes) == 0 {
 		notes = append(notes, "nova.conf sets none of the options corral's settings mirror; nothing changes")
 	}
@@ -125,4 +168,21 @@ func novaConfError(where string, err error) error {
 		msg = ce.Msg
 	}
 	return models.E(models.Invalid, "nova.conf", "%s: %s", where, msg)
+}
+
+// unreadOptions names the scheduling options the file sets that corral
+// does not read: the preview may differ from Nova there.
+func unreadOptions(conf NovaConf) []string {
+	var out []string
+	for _, section := range []string{models.NovaSectionScheduler, models.NovaSectionFilterScheduler, "metrics"} {
+		for _, opt := range slices.Sorted(maps.Keys(conf[section])) {
+			if !slices.ContainsFunc(models.SettingTable, func(s models.Setting) bool { return s.Section == section && s.Option == opt }) {
+				out = append(out, fmt.Sprintf("[%s] %s", section, opt))
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return []string{"not read by corral (" + models.NotModelledHelp + "): " + strings.Join(out, ", ")}
 }

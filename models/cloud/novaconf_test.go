@@ -36,13 +36,22 @@ func TestSettingsFromNovaConf(t *testing.T) {
 	want := models.DefaultSettings()
 	want.LimitTenantsToPlacementAggregate = true
 	want.EnableIsolatedAggregateFiltering = true
-	want.EnabledFilters = []string{models.FilterAggregateMultiTenancy, models.FilterServerGroupAntiAffinity}
+	// Nova's filters corral does not model are kept, and named.
+	want.EnabledFilters = []string{"ComputeFilter", models.FilterAggregateMultiTenancy, models.FilterServerGroupAntiAffinity, "AvailabilityZoneFilter"}
 	want.SoftAntiAffinityWeightMultiplier = 2.5
+	// weight_classes is not set: Nova's default, every weigher.
+	want.WeightClasses = models.AllWeighers
 	if !reflect.DeepEqual(st, want) {
 		t.Errorf("settings\n got %+v\nwant %+v", st, want)
 	}
-	if !strings.Contains(strings.Join(notes, "\n"), "not modelled by corral (left out): ComputeFilter, AvailabilityZoneFilter") {
-		t.Errorf("notes do not name the filters left out: %q", notes)
+	for _, note := range []string{
+		"not modelled: this preview may differ from Nova: ComputeFilter, AvailabilityZoneFilter",
+		"not modelled: this preview may differ from Nova (weighers): PCIWeigher, MetricsWeigher, HypervisorVersionWeigher, ImagePropsWeigher",
+		"[filter_scheduler] weight_classes not set: Nova's default nova.scheduler.weights.all_weighers",
+	} {
+		if !strings.Contains(strings.Join(notes, "\n"), note) {
+			t.Errorf("notes lack %q: %q", note, notes)
+		}
 	}
 	// The Settings page's lines read back into the same settings.
 	back, err := ParseNovaConf(strings.NewReader(strings.Join(models.NovaConfLines(st), "\n")))
@@ -89,4 +98,46 @@ func FuzzParseNovaConf(f *testing.F) {
 			t.Fatalf("error of kind %v: %v", models.KindOf(err), err)
 		}
 	})
+}
+
+// A real nova.conf without corral's reservation prefixes turns the seed's
+// reservation filter off; options corral does not read are named; the
+// release follows the weighers (Zed has no NumInstancesWeigher).
+func TestSettingsFromRealNovaConf(t *testing.T) {
+	conf, err := ParseNovaConf(strings.NewReader(`[filter_scheduler]
+enabled_filters = ComputeFilter,ComputeCapabilitiesFilter,ImagePropertiesFilter,NoSuchFilter
+ram_weight_multiplier = -1.5
+host_subset_size = 3
+shuffle_best_same_weighed_hosts = true
+weight_classes = nova.scheduler.weights.all_weighers
+track_instance_changes = false
+[scheduler]
+max_placement_results = 50
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := models.DefaultSettings()
+	cur.NovaRelease = "zed"
+	st, notes, err := SettingsFromNovaConf(cur, conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.RequiredMemberPrefix != "" || st.DefaultForbiddenMemberPrefix != "" {
+		t.Errorf("reservation prefixes %q %q, want off", st.RequiredMemberPrefix, st.DefaultForbiddenMemberPrefix)
+	}
+	if st.RAMWeightMultiplier != -1.5 || st.HostSubsetSize != 3 || !st.ShuffleBestSameWeighedHosts || st.MaxPlacementResults != 50 || st.NovaRelease != "zed" {
+		t.Errorf("settings %+v", st)
+	}
+	want := []string{"ComputeFilter", models.FilterComputeCapabilities, "ImagePropertiesFilter"}
+	if !reflect.DeepEqual(st.EnabledFilters, want) {
+		t.Errorf("filters %v, want %v", st.EnabledFilters, want)
+	}
+	text := strings.Join(notes, "\n")
+	for _, note := range []string{"unknown to corral (left out): NoSuchFilter", "[filter_scheduler] track_instance_changes",
+		"(weighers): PCIWeigher, MetricsWeigher\n"} {
+		if !strings.Contains(text+"\n", note) {
+			t.Errorf("notes lack %q: %s", note, text)
+		}
+	}
 }

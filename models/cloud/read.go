@@ -51,6 +51,8 @@ type NovaFlavor struct {
 	VCPUs      int               `json:"vcpus"`
 	RAM        int               `json:"ram"`
 	Disk       int               `json:"disk"`
+	Ephemeral  int               `json:"OS-FLV-EXT-DATA:ephemeral"`
+	Swap       int               `json:"swap"` // MiB (an integer from microversion 2.75 on)
 	IsPublic   bool              `json:"os-flavor-access:is_public"`
 	ExtraSpecs map[string]string `json:"extra_specs"`
 	Projects   []string          `json:"projects,omitempty"` // private flavors only

@@ -28,8 +28,11 @@ type SyncResult struct {
 	// Blazar says, one line each, which of Blazar's keys were restated
 	// as corral's reservation and tenant tags, as an import restates them.
 	Blazar []string
-	Record models.SyncRecord // ID and Revision set when stored
-	Stored bool
+	// NovaRelease is the Nova release the compute API's maximum
+	// microversion names (see DetectNovaRelease).
+	NovaRelease string
+	Record      models.SyncRecord // ID and Revision set when stored
+	Stored      bool
 }
 
 // Sync reads the cloud and (unless DryRun) stores it as corral's live state
@@ -75,8 +78,20 @@ func Sync(ctx context.Context, st LiveStore, c *Client, actor models.Actor, o Sy
 		Counts: map[string]int{"providers": len(m.World.Providers), "aggregates": len(m.World.Aggregates),
 			"flavors": len(m.World.Flavors), "servers": len(m.World.Servers), "server_groups": len(m.World.ServerGroups)},
 	}
+	release, changeRelease, note := DetectNovaRelease(c.ComputeMaxVersion, cur.Settings.NovaRelease)
+	res.NovaRelease = release
+	if note != "" {
+		res.Warnings = append(res.Warnings, note)
+	}
 	if o.DryRun {
 		return res, nil
+	}
+	if changeRelease {
+		// Before the live state, so that the sync's record names the
+		// revision the store is at when it is done.
+		if err := applyNovaRelease(ctx, st, actor, release); err != nil {
+			res.Warnings = append(res.Warnings, "nova_release could not be set: "+err.Error())
+		}
 	}
 	placement, err := json.Marshal(Kept{Placement: snap.Placement, Aggregates: snap.Aggregates, Flavors: snap.Flavors,
 		ServerGroups: snap.ServerGroups, Hypervisors: snap.Hypervisors, ComputeHosts: snap.ComputeHosts})

@@ -216,6 +216,10 @@ func TestSyncRealCloud(t *testing.T) {
 	res, err = cloud.Sync(ctx, st, cl, actor, cloud.SyncOptions{Connection: "test"})
 	must(t, err)
 	first := res.Stats
+	// Debian's nova-api is Zed (2.93): the sync says so in the settings.
+	if got, _, _ := st.GetSettings(ctx); res.NovaRelease != "zed" || got.NovaRelease != "zed" || cl.ComputeMaxVersion != "2.93" {
+		t.Errorf("release detected %q, stored %q, from max microversion %q; want zed", res.NovaRelease, got.NovaRelease, cl.ComputeMaxVersion)
+	}
 	w, err := st.ExportWorld(ctx)
 	must(t, err)
 

@@ -219,7 +219,8 @@ func (mp *mapper) novaAggregate(a NovaAggregate, inPlacementList []string) model
 
 func (mp *mapper) flavors() {
 	for _, f := range mp.s.Flavors {
-		mf := models.Flavor{ID: f.ID, Name: f.Name, VCPUs: f.VCPUs, RAMMB: f.RAM, DiskGB: f.Disk, ExtraSpecs: maps.Clone(f.ExtraSpecs)}
+		mf := models.Flavor{ID: f.ID, Name: f.Name, VCPUs: f.VCPUs, RAMMB: f.RAM, DiskGB: f.Disk, EphemeralGB: f.Ephemeral, SwapMB: f.Swap,
+			ExtraSpecs: maps.Clone(f.ExtraSpecs)}
 		if !f.IsPublic {
 			mf.Private, mf.Projects = true, slices.Clone(f.Projects)
 		}

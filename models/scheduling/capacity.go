@@ -18,6 +18,15 @@ import (
 // capacityDetail is hostResult.detail for a host without a candidate.
 const capacityDetail = -2
 
+// computeDisabledDetail is hostResult.detail for a host whose root carries
+// COMPUTE_STATUS_DISABLED: Nova's compute_status_filter request filter
+// (nova/scheduler/request_filter.py compute_status_filter, always on)
+// forbids it with root_required=!COMPUTE_STATUS_DISABLED.
+const computeDisabledDetail = -3
+
+// computeDisabledReason is the reason of such a host.
+const computeDisabledReason = "compute_status_filter: the host's compute service is disabled (its provider has trait COMPUTE_STATUS_DISABLED, which Nova forbids in every request)"
+
 // capacity holds one run's allocation-candidate state.
 type capacity struct {
 	ix       *placement.Index
@@ -50,7 +59,8 @@ func (anyCatalog) HasTrait(string) bool { return true }
 
 // newCapacity builds the check for a request, or nil when it does not apply.
 func (s *Snapshot) newCapacity(req *Request, unnumbered placement.Terms, numbered map[string]placement.Terms) *capacity {
-	groups, policy := FlavorGroups(req.Flavor)
+	rr := NovaResourceRequest(req.Flavor, req.Image, req.IsBFV)
+	groups, policy := rr.Groups, rr.GroupPolicy
 	has := false
 	for _, g := range groups {
 		if len(g.Resources) > 0 {

@@ -1,5 +1,7 @@
 package scheduling
 
+import "corral/models"
+
 // hostFilters lists every host filter corral knows, in the default order:
 // the aggregate-metadata filters first, then the tenant and server-group
 // filters (the order DESIGN.md §4 gives). The filters are stateless, so one
@@ -10,6 +12,17 @@ var hostFilters = []HostFilter{
 	AggregateMultiTenancyIsolation{},
 	ServerGroupAffinityFilter{},
 	ServerGroupAntiAffinityFilter{},
+	ComputeCapabilitiesFilter{},
+}
+
+// notModelledFilter stands for one of Nova's filters corral does not
+// model (models.NotModelledFilters): every host passes, and says why.
+type notModelledFilter struct{ name string }
+
+func (f notModelledFilter) Name() string { return f.name }
+
+func (f notModelledFilter) Filter(*HostState, *Request) Verdict {
+	return Verdict{Passed: true, Reason: f.name + " is " + models.NotModelledHelp}
 }
 
 // LookupHostFilter finds a host filter by its nova.conf name (case-sensitive,

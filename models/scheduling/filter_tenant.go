@@ -20,8 +20,11 @@ func IsTenantKey(key string) bool { return strings.HasPrefix(key, TenantKeyPrefi
 // aggregates carry tenant keys accepts only the projects named there (the
 // union over all its aggregates, comma lists split). It keeps other projects
 // out; it does not keep a project in (hosts without tenant keys accept all).
-// Suffixed keys count since nova 30 (2024.2, commit 3cd26b0a); nova 26 (Zed),
-// which the peers run, still read filter_tenant_id alone.
+// Suffixed keys count since nova 30 (2024.2 Dalmatian, commit 3cd26b0a);
+// before it (the nova_release setting says which) the filter reads the
+// exact filter_tenant_id key alone
+// (nova/scheduler/filters/aggregate_multitenancy_isolation.py host_passes at
+// 26.0.0 … 29.x: metadata.get("filter_tenant_id")).
 type AggregateMultiTenancyIsolation struct{}
 
 // Name implements HostFilter.
@@ -32,6 +35,9 @@ func (AggregateMultiTenancyIsolation) Filter(h *HostState, r *Request) Verdict {
 	project := ""
 	if r != nil {
 		project = r.ProjectID
+	}
+	if r != nil && !models.NovaReleaseAtLeast(r.Settings.NovaRelease, models.NovaDalmatian) {
+		return exactTenantKeyVerdict(h, r)
 	}
 	if h != nil && h.tenants != nil {
 		return h.tenants.verdict(project, r.refusalTexts())
@@ -149,4 +155,64 @@ func TenantsOf(h *HostState) []string {
 		}
 	}
 	return hfSortedUnique(ts)
+}
+
+// exactTenantKeyVerdict is the filter before nova 30: only the exact key
+// filter_tenant_id restricts, its values (comma lists split and stripped,
+// united over the host's aggregates) naming the projects admitted; a
+// suffixed key (filter_tenant_id_2) restricts nothing. Hosts alike in
+// every tenant key are alike here too, so the run's views still hold.
+func exactTenantKeyVerdict(h *HostState, r *Request) Verdict {
+	var ts []string
+	suffixed := false
+	if h != nil {
+		for _, a := range h.Aggregates {
+			if a == nil {
+				continue
+			}
+			for k, v := range a.Metadata {
+				switch {
+				case k == TenantKeyPrefix:
+					eachPiece(v, func(t string) bool {
+						ts = append(ts, t)
+						return true
+					})
+				case IsTenantKey(k):
+					suffixed = true
+				}
+			}
+		}
+	}
+	switch {
+	case len(ts) == 0 && suffixed:
+		return Verdict{Passed: true, Reason: "only suffixed filter_tenant_id… keys, which this Nova release does not read (it reads filter_tenant_id alone; nova 30 and later read every such key)"}
+	case len(ts) == 0:
+		return Verdict{Passed: true, Reason: "no aggregate of the host restricts tenants"}
+	case slices.Contains(ts, r.ProjectID):
+		return Verdict{Passed: true, Reason: "the project is among the host's tenants"}
+	}
+	t := r.refusalTexts()
+	return Verdict{Reason: t.reason + hfFormatValues(hfSortedUnique(ts)) + " (filter_tenant_id key)", Summary: t.summary}
+}
+
+// exactTenantKey is what h's aggregates say under the exact key
+// filter_tenant_id, their values sorted and joined ("" when none has it),
+// prefixed so that a present but empty value is told from an absent one.
+func exactTenantKey(h *HostState) string {
+	var vs []string
+	found := false
+	for _, a := range h.Aggregates {
+		if a == nil {
+			continue
+		}
+		if v, ok := a.Metadata[TenantKeyPrefix]; ok {
+			found = true
+			vs = append(vs, v)
+		}
+	}
+	if !found {
+		return ""
+	}
+	slices.Sort(vs)
+	return "e" + strings.Join(vs, "\x00")
 }

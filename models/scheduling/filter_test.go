@@ -15,6 +15,7 @@ func TestRegistry(t *testing.T) {
 		models.FilterAggregateMultiTenancy,
 		models.FilterServerGroupAffinity,
 		models.FilterServerGroupAntiAffinity,
+		models.FilterComputeCapabilities,
 	}
 	if got := HostFilterNames(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("HostFilterNames() = %v, want %v", got, want)

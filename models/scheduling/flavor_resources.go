@@ -2,7 +2,6 @@ package scheduling
 
 import (
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -20,93 +19,13 @@ var (
 )
 
 // FlavorGroups turns a flavor into Placement request groups as nova asks
-// for them: VCPU, MEMORY_MB and DISK_GB from the flavor's sizes in the
-// unnumbered group; resources:CLASS=N overrides a class (0 removes it);
-// resourcesS:CLASS=N and traitS:T=required|forbidden make numbered group S;
-// trait:T=required|forbidden goes to the unnumbered group. group_policy
-// comes from the extra spec of that name. Malformed specs are skipped here:
-// ValidateExtraSpecsFor refuses them when the flavor is saved.
+// for them, with no image and a root disk (NovaResourceRequest).
 func FlavorGroups(f *models.Flavor) (groups []placement.Group, groupPolicy string) {
 	if f == nil {
 		return nil, ""
 	}
-	amounts := map[string]map[string]int64{"": {}}
-	set := func(suffix, rc string, n int64) {
-		if amounts[suffix] == nil {
-			amounts[suffix] = map[string]int64{}
-		}
-		amounts[suffix][rc] = n
-	}
-	if f.VCPUs > 0 {
-		set("", "VCPU", int64(f.VCPUs))
-	}
-	if f.RAMMB > 0 {
-		set("", "MEMORY_MB", int64(f.RAMMB))
-	}
-	if f.DiskGB > 0 {
-		set("", "DISK_GB", int64(f.DiskGB))
-	}
-	required := map[string][]string{}
-	forbidden := map[string][]string{}
-	keys := make([]string, 0, len(f.ExtraSpecs))
-	for k := range f.ExtraSpecs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v := strings.TrimSpace(f.ExtraSpecs[k])
-		if m := resourcesKeyRE.FindStringSubmatch(k); m != nil {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < 0 {
-				continue
-			}
-			set(m[1], m[2], n)
-			continue
-		}
-		if m := traitKeyRE.FindStringSubmatch(k); m != nil {
-			switch v {
-			case "required":
-				required[m[1]] = append(required[m[1]], m[2])
-			case "forbidden":
-				forbidden[m[1]] = append(forbidden[m[1]], m[2])
-			}
-			if amounts[m[1]] == nil {
-				amounts[m[1]] = map[string]int64{}
-			}
-			continue
-		}
-		if k == "group_policy" {
-			groupPolicy = v
-		}
-	}
-	suffixes := make([]string, 0, len(amounts))
-	for s := range amounts {
-		suffixes = append(suffixes, s)
-	}
-	sort.Strings(suffixes)
-	for _, s := range suffixes {
-		g := placement.Group{Suffix: s}
-		classes := make([]string, 0, len(amounts[s]))
-		for rc, n := range amounts[s] {
-			if n > 0 {
-				classes = append(classes, rc)
-			}
-		}
-		sort.Strings(classes)
-		for _, rc := range classes {
-			g.Resources = append(g.Resources, placement.Amount{Class: rc, Amount: amounts[s][rc]})
-		}
-		for _, t := range required[s] {
-			g.Required = append(g.Required, []string{t})
-		}
-		g.Forbidden = forbidden[s]
-		if len(g.Resources) == 0 && s != "" {
-			// nova drops a numbered group that asks for no resources.
-			continue
-		}
-		groups = append(groups, g)
-	}
-	return groups, groupPolicy
+	rr := NovaResourceRequest(f, nil, false)
+	return rr.Groups, rr.GroupPolicy
 }
 
 // checkFlavorResource validates resources[S]:CLASS=N as nova's extra spec

@@ -8,6 +8,9 @@ type HostState struct {
 	// Aggregates are the aggregates that contain the host's root provider.
 	Aggregates []*models.Aggregate
 
+	// numInstances is the number of servers on the host.
+	numInstances int
+
 	// tenants, set on a snapshot's hosts, is what tenant isolation reads
 	// of Aggregates, worked out once per distinct situation. A host with
 	// other aggregates must be built anew, not copied and changed.
@@ -29,6 +32,13 @@ type Request struct {
 	// host; empty when Group is nil.
 	GroupHosts map[string]int
 	Settings   models.Settings
+	// Image is the booted image's properties (nil: none given); IsBFV a
+	// boot from volume.
+	Image map[string]string
+	IsBFV bool
+	// consumedOn is what a multi-create's earlier instances took, per
+	// host name (weigher_resources.go); a run owns it.
+	consumedOn map[string]hostUse
 
 	// tenantTexts is set by a run, which owns its Request, before any
 	// filter sees it (filter_tenant.go).

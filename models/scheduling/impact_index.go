@@ -187,6 +187,12 @@ func (x *impactIndex) buildTenantClasses() {
 		key := strings.Join(tenants, "\x00")
 		if restricted {
 			key = "r\x00" + key
+			// Before nova 30 only the exact filter_tenant_id key counts
+			// (filter_tenant.go): hosts alike in every tenant but unlike
+			// in that key's are told apart, and a class restricted only
+			// by suffixed keys (exact = "") shares no verdict with the
+			// others.
+			key = exactTenantKey(h) + "\x01" + key
 		}
 		c, ok := classes[key]
 		if !ok {
@@ -350,7 +356,7 @@ func (x *impactIndex) classVerdicts(project string, passes func(i int) bool) []b
 		admits[c] = true
 		verdict[c] = passes(int(x.classRep[c]))
 	}
-	shared := [2]int8{} // [unrestricted, restricted]: 0 unknown, 1 pass, 2 fail
+	shared := [3]int8{} // [unrestricted, restricted, by suffixed keys only]: 0 unknown, 1 pass, 2 fail
 	for c := range x.classRep {
 		if admits[c] {
 			continue
@@ -358,6 +364,9 @@ func (x *impactIndex) classVerdicts(project string, passes func(i int) bool) []b
 		k := 0
 		if x.restricted[c] {
 			k = 1
+			if exactTenantKey(&x.hosts[x.classRep[c]]) == "" {
+				k = 2
+			}
 		}
 		if shared[k] == 0 {
 			shared[k] = 2

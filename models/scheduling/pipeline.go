@@ -140,6 +140,7 @@ func (s *Snapshot) runInSlot(spec *RequestSpec) (*Trace, error) {
 		return nil, err
 	}
 	tr := &Trace{
+		Nova:           r.novaView(),
 		PlacementQuery: placementQuery(r.rv.req.Flavor, r.memberOf, r.rv.groups),
 		RequestFilters: r.rf.steps,
 		Providers:      []ProviderEntry{},
@@ -166,6 +167,7 @@ func (s *Snapshot) runInSlot(spec *RequestSpec) (*Trace, error) {
 	tr.reasonOf = func(i int) string { return r.reason(int32(i)) }
 
 	r.listHosts(tr, spec, passing, stageCounts)
+	r.notePlacementLimit(tr.Nova)
 	tr.Error = r.failure(len(passing))
 	return tr, nil
 }
@@ -315,6 +317,9 @@ func (r *run) firstFailure(i int32, p int) hostResult {
 	if r.res == nil {
 		return hostResult{stage: 0, detail: -1}
 	}
+	if r.s.hosts[i].Provider.HasTrait(TraitComputeStatusDisabled) {
+		return hostResult{stage: 0, detail: computeDisabledDetail}
+	}
 	// With capacity, an allocation candidate anchored to the host decides
 	// (member_of is part of it: a tree may pass through a NUMA node or a
 	// sharing provider in the aggregate although its root is not).
@@ -347,7 +352,7 @@ func (r *run) schedule(alive []int32) []int32 {
 			if r.capacity != nil {
 				alive = r.refilterCapacity(alive, int32(k))
 			}
-			if r.req.Group == nil && r.capacity == nil {
+			if r.req.Group == nil && r.capacity == nil && !r.weighsUse() {
 				// Without a group nothing a round sees changes: every
 				// instance goes where the first went.
 				r.picks = append(r.picks, r.picks[0])
@@ -432,6 +437,7 @@ func (r *run) schedule(alive []int32) []int32 {
 // consume counts one instance placed on host h for the rounds that follow.
 func (r *run) consume(h int32) {
 	r.req.ConsumeGroupHost(r.s.hosts[h].Provider.Name)
+	r.req.consumeOn(r.s.hosts[h].Provider.Name)
 	r.consumed++
 	if r.special != nil {
 		r.special[h] = true
@@ -467,16 +473,22 @@ next:
 
 // reqAt is the request as round k saw it.
 func (r *run) reqAt(k int32) *Request {
-	if r.initial == nil || k == r.consumed {
-		return &r.req // no group, or the round req is at
+	if r.initial == nil && r.req.consumedOn == nil || k == r.consumed {
+		return &r.req // nothing consumed, or the round req is at
 	}
 	if q := r.reqs[k]; q != nil {
 		return q
 	}
 	q := r.req
-	q.GroupHosts = maps.Clone(r.initial)
+	q.consumedOn = nil
+	if r.initial != nil {
+		q.GroupHosts = maps.Clone(r.initial)
+	}
 	for _, h := range r.picks[:k] {
-		q.ConsumeGroupHost(r.s.hosts[h].Provider.Name)
+		if r.initial != nil {
+			q.ConsumeGroupHost(r.s.hosts[h].Provider.Name)
+		}
+		q.consumeOn(r.s.hosts[h].Provider.Name)
 	}
 	if r.reqs == nil {
 		r.reqs = map[int32]*Request{}

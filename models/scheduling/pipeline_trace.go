@@ -98,6 +98,8 @@ func (r *run) countExclusions(stageCounts []StageCount, reasons *reasonCounter) 
 		case r.res != nil && hr.detail >= 0:
 			// The provider list does not count numbered-group failures.
 			reasons.add(stage, groupReasons[hr.detail], name)
+		case r.res != nil && hr.detail == computeDisabledDetail:
+			reasons.add(stage, computeDisabledReason, name)
 		case r.res != nil && hr.detail == capacityDetail:
 			text := r.inRound(r.capacity.summary(int(s.ix.Hosts()[i])), r.roundOf(int32(i)))
 			if capGroup == nil || text != capText {
@@ -293,6 +295,8 @@ func (r *run) reason(i int32) string {
 		return r.filterReason(hr.detail, r.roundOf(i))
 	case r.res == nil:
 		return r.rf.failure
+	case hr.detail == computeDisabledDetail:
+		return computeDisabledReason
 	case hr.detail == capacityDetail:
 		text, _ := r.capacity.reason(p)
 		return r.inRound(text, r.roundOf(i))
@@ -398,12 +402,12 @@ func (r *run) groupVerdicts() []GroupVerdict {
 	if r.res == nil {
 		return nil
 	}
-	// Placement details are -2 (capacity), -1 (unnumbered) or a
-	// numbered group's position: counted at detail+2.
-	byGroup := make([]int, len(r.suffixes)+2)
+	// Placement details are -3 (compute disabled), -2 (capacity), -1
+	// (unnumbered) or a numbered group's position: counted at detail+3.
+	byGroup := make([]int, len(r.suffixes)+3)
 	for _, hr := range r.results {
 		if hr.stage == 0 {
-			byGroup[hr.detail+2]++
+			byGroup[hr.detail+3]++
 		}
 	}
 	var capGroups map[string]placement.Group
@@ -413,14 +417,14 @@ func (r *run) groupVerdicts() []GroupVerdict {
 			capGroups[g.Suffix] = g
 		}
 	}
-	un := GroupVerdict{Suffix: "", MemberOf: r.memberOf, HostsExcluded: byGroup[-1+2] + byGroup[capacityDetail+2]}
+	un := GroupVerdict{Suffix: "", MemberOf: r.memberOf, HostsExcluded: byGroup[-1+3] + byGroup[capacityDetail+3] + byGroup[computeDisabledDetail+3]}
 	if g, ok := capGroups[""]; ok {
 		un.Resources, un.Required = resourcesText(g), requiredText(g)
 	}
 	out := []GroupVerdict{un}
 	seen := map[string]bool{"": true}
 	for gi, k := range r.suffixes {
-		v := GroupVerdict{Suffix: k, MemberOf: r.groups[k].Terms.Values(), HostsExcluded: byGroup[gi+2]}
+		v := GroupVerdict{Suffix: k, MemberOf: r.groups[k].Terms.Values(), HostsExcluded: byGroup[gi+3]}
 		if g, ok := capGroups[k]; ok {
 			v.Resources, v.Required = resourcesText(g), requiredText(g)
 		}

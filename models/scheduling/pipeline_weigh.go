@@ -22,7 +22,11 @@ func (r *run) multiplier(wi int, i int32) float64 {
 		return wp.mult
 	}
 	if wp.views == nil {
-		wp.views = r.s.viewsForKeys([]string{KeySoftAffinityMultiplier, KeySoftAntiAffinityMultiplier})
+		keys := []string{KeySoftAffinityMultiplier, KeySoftAntiAffinityMultiplier}
+		if k, ok := wp.w.(interface{ multiplierKeys() []string }); ok {
+			keys = k.multiplierKeys()
+		}
+		wp.views = r.s.viewsForKeys(keys)
 		wp.multOf = make([]float64, len(wp.views.reps))
 		wp.multOK = make([]bool, len(wp.views.reps))
 	}

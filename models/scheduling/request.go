@@ -15,14 +15,18 @@ import (
 // "Request"): references by name, raw Placement terms, settings overrides.
 // Snapshot.Run resolves it against a world.
 type RequestSpec struct {
-	ProjectID        string            `json:"project_id,omitempty"`
-	UserID           string            `json:"user_id,omitempty"`
-	Flavor           FlavorRef         `json:"flavor,omitzero"`
-	AvailabilityZone string            `json:"availability_zone,omitempty"`
-	ServerGroup      string            `json:"server_group,omitempty"`
-	NumInstances     int               `json:"num_instances,omitempty"`
-	Placement        PlacementSpec     `json:"placement,omitzero"`
-	Settings         *SettingsOverride `json:"settings,omitempty"`
+	ProjectID        string    `json:"project_id,omitempty"`
+	UserID           string    `json:"user_id,omitempty"`
+	Flavor           FlavorRef `json:"flavor,omitzero"`
+	AvailabilityZone string    `json:"availability_zone,omitempty"`
+	ServerGroup      string    `json:"server_group,omitempty"`
+	NumInstances     int       `json:"num_instances,omitempty"`
+	// Image is the image booted, by the properties scheduling reads.
+	Image *ImageSpec `json:"image,omitempty"`
+	// IsBFV is a boot from volume: Nova asks no DISK_GB for the root disk.
+	IsBFV     bool              `json:"is_bfv,omitempty"`
+	Placement PlacementSpec     `json:"placement,omitzero"`
+	Settings  *SettingsOverride `json:"settings,omitempty"`
 	// Limit caps the providers and hosts listed in the trace; 0 lists all.
 	Limit int `json:"limit,omitempty"`
 	// Hosts chooses which hosts the trace lists, for a page that shows
@@ -72,6 +76,15 @@ type inlineFlavor struct {
 	ExtraSpecs map[string]string `json:"extra_specs"`
 }
 
+// ImageSpec is an image as scheduling reads it: its properties
+// (trait:<T>=required, hw_cpu_policy, …).
+type ImageSpec struct {
+	Properties map[string]string `json:"properties"`
+}
+
+// maxImageProperties bounds an inline image (Glance allows 128).
+const maxImageProperties = 256
+
 // PlacementSpec holds raw Placement terms, AND-ed to what the request
 // filters produce. Aggregates may be given by UUID or by name.
 type PlacementSpec struct {
@@ -94,6 +107,8 @@ type requestDoc struct {
 	AvailabilityZone string          `json:"availability_zone"`
 	ServerGroup      string          `json:"server_group"`
 	NumInstances     *int            `json:"num_instances"`
+	Image            *ImageSpec      `json:"image"`
+	IsBFV            bool            `json:"is_bfv"`
 	Placement        json.RawMessage `json:"placement"`
 	Settings         json.RawMessage `json:"settings"`
 	Limit            *int            `json:"limit"`
@@ -112,7 +127,10 @@ func DecodeRequestJSON(data []byte, path string) (*RequestSpec, error) {
 		return nil, err
 	}
 	spec := &RequestSpec{ProjectID: doc.ProjectID, UserID: doc.UserID, AvailabilityZone: doc.AvailabilityZone,
-		ServerGroup: doc.ServerGroup, NumInstances: 1}
+		ServerGroup: doc.ServerGroup, NumInstances: 1, Image: doc.Image, IsBFV: doc.IsBFV}
+	if doc.Image != nil && len(doc.Image.Properties) > maxImageProperties {
+		return nil, models.E(models.Invalid, models.JoinPath(path, "image.properties"), "at most %d properties, got %d", maxImageProperties, len(doc.Image.Properties))
+	}
 	if doc.NumInstances != nil {
 		if *doc.NumInstances < 1 {
 			return nil, models.E(models.Invalid, models.JoinPath(path, "num_instances"), "must be at least 1, got %d", *doc.NumInstances)
@@ -205,12 +223,15 @@ func (s *Snapshot) resolve(spec *RequestSpec) (*resolved, error) {
 	rv := &resolved{groups: map[string]placement.Terms{}}
 	for i, name := range settings.EnabledFilters {
 		f, ok := LookupHostFilter(name)
+		if !ok && slices.Contains(models.NotModelledFilters, name) {
+			f, ok = notModelledFilter{name}, true
+		}
 		if !ok {
 			return nil, models.E(models.Invalid, fmt.Sprintf("settings.enabled_filters[%d]", i), "unknown host filter %q", name)
 		}
 		rv.filters = append(rv.filters, f)
 	}
-	rv.weighers = DefaultWeighers()
+	rv.weighers = WeighersFor(settings)
 
 	flavor := &models.Flavor{ExtraSpecs: map[string]string{}}
 	switch {
@@ -247,7 +268,10 @@ func (s *Snapshot) resolve(spec *RequestSpec) (*resolved, error) {
 	}
 	rv.req = Request{
 		ProjectID: spec.ProjectID, UserID: spec.UserID, Flavor: flavor, AvailabilityZone: spec.AvailabilityZone,
-		Group: group, NumInstances: n, GroupHosts: s.GroupHosts(group), Settings: settings,
+		Group: group, NumInstances: n, GroupHosts: s.GroupHosts(group), Settings: settings, IsBFV: spec.IsBFV,
+	}
+	if spec.Image != nil {
+		rv.req.Image = spec.Image.Properties
 	}
 	if len(spec.Placement.MemberOf) > 0 {
 		t, err := s.ResolveMemberOf("member_of", "placement.member_of", spec.Placement.MemberOf)

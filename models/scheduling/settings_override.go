@@ -14,6 +14,7 @@ import (
 // wire format (docs/drafts.md, docs/formats.md) names settings as the
 // world does; its methods loop over the table.
 type SettingsOverride struct {
+	NovaRelease                          *string   `json:"nova_release,omitempty"`
 	LimitTenantsToPlacementAggregate     *bool     `json:"limit_tenants_to_placement_aggregate,omitempty"`
 	PlacementAggregateRequiredForTenants *bool     `json:"placement_aggregate_required_for_tenants,omitempty"`
 	EnableIsolatedAggregateFiltering     *bool     `json:"enable_isolated_aggregate_filtering,omitempty"`
@@ -23,6 +24,16 @@ type SettingsOverride struct {
 	EnabledFilters                       *[]string `json:"enabled_filters,omitempty"`
 	SoftAffinityWeightMultiplier         *float64  `json:"soft_affinity_weight_multiplier,omitempty"`
 	SoftAntiAffinityWeightMultiplier     *float64  `json:"soft_anti_affinity_weight_multiplier,omitempty"`
+	MaxPlacementResults                  *float64  `json:"max_placement_results,omitempty"`
+	WeightClasses                        *string   `json:"weight_classes,omitempty"`
+	RAMWeightMultiplier                  *float64  `json:"ram_weight_multiplier,omitempty"`
+	CPUWeightMultiplier                  *float64  `json:"cpu_weight_multiplier,omitempty"`
+	DiskWeightMultiplier                 *float64  `json:"disk_weight_multiplier,omitempty"`
+	IoOpsWeightMultiplier                *float64  `json:"io_ops_weight_multiplier,omitempty"`
+	NumInstancesWeightMultiplier         *float64  `json:"num_instances_weight_multiplier,omitempty"`
+	BuildFailureWeightMultiplier         *float64  `json:"build_failure_weight_multiplier,omitempty"`
+	HostSubsetSize                       *float64  `json:"host_subset_size,omitempty"`
+	ShuffleBestSameWeighedHosts          *bool     `json:"shuffle_best_same_weighed_hosts,omitempty"`
 }
 
 // overrideFields maps a setting's name to its field of SettingsOverride.

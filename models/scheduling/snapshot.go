@@ -84,9 +84,16 @@ func NewSnapshot(w *models.World) (*Snapshot, error) {
 	hostIdx := ix.Hosts()
 	s.hosts = make([]HostState, len(hostIdx))
 	s.hostPos = make(map[string]int, len(hostIdx))
+	perHost := map[string]int{}
+	for i := range w.Servers {
+		if w.Servers[i].Host != "" {
+			perHost[w.Servers[i].Host]++
+		}
+	}
 	for i, h := range hostIdx {
-		s.hosts[i] = HostState{Provider: ix.Provider(int(h))}
-		s.hostPos[ix.Provider(int(h)).Name] = i
+		p := ix.Provider(int(h))
+		s.hosts[i] = HostState{Provider: p, numInstances: perHost[p.Name]}
+		s.hostPos[p.Name] = i
 	}
 	byName := make([]int32, len(s.hosts))
 	for i := range byName {
@@ -139,7 +146,7 @@ func (s *Snapshot) WithAggregates(w *models.World, changed map[string]bool) (*Sn
 	}
 	ns.hosts = make([]HostState, len(s.hosts))
 	for i, h := range ix.Hosts() {
-		ns.hosts[i] = HostState{Provider: ix.Provider(int(h))}
+		ns.hosts[i] = HostState{Provider: ix.Provider(int(h)), numInstances: s.hosts[i].numInstances}
 	}
 	// The metadata keys the changes touched: host views over other keys
 	// stay as they are. An aggregate with the same members touches the

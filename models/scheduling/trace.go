@@ -26,12 +26,31 @@ type Trace struct {
 	// how many hosts it excluded (the unnumbered group first).
 	Groups []GroupVerdict `json:"groups,omitempty"`
 
+	// Nova says which Nova the preview follows and what it asks Placement.
+	Nova *NovaView `json:"nova,omitempty"`
+
 	// outcomesFn builds every host's result even when Limit cut Hosts, so
 	// that DiffTraces can compare complete answers; only diffs need it, so
 	// it is built on demand, and reasonOf builds the reason of host i only
 	// for the hosts a diff reports. Not serialised.
 	outcomesFn func() []hostOutcome
 	reasonOf   func(i int) string
+}
+
+// NovaView is what a trace says of the Nova it previews.
+type NovaView struct {
+	Release string `json:"release"` // "2022.2 Zed (nova 26)"
+	// AllocationCandidatesQuery is the exact query string of the GET
+	// /allocation_candidates Nova sends (URL-encoded, sorted, with limit).
+	AllocationCandidatesQuery string `json:"allocation_candidates_query"`
+	// Skipped are the parts of the request Nova ignores with a warning.
+	Skipped []string `json:"skipped,omitempty"`
+	// NotModelled are the enabled filters and weighers corral does not
+	// model: the preview may differ from Nova there.
+	NotModelled []string `json:"not_modelled,omitempty"`
+	// Ranking says how Nova picks among the best hosts
+	// (host_subset_size, shuffle_best_same_weighed_hosts).
+	Ranking string `json:"ranking,omitempty"`
 }
 
 // ProviderEntry is one provider's fate.

@@ -183,6 +183,14 @@ func (e *traceEncoder) trace(t *Trace) {
 		}
 		e.b = append(e.b, ']')
 	}
+	if t.Nova != nil {
+		e.key(false, "nova")
+		b, err := json.Marshal(t.Nova) // small, and no floats
+		if err != nil {
+			e.bad = true
+		}
+		e.b = append(e.b, b...)
+	}
 	e.b = append(e.b, '}')
 }
 

@@ -18,7 +18,7 @@ import (
 // list says which fields it knows.
 func TestTraceJSONFields(t *testing.T) {
 	known := map[reflect.Type]string{
-		reflect.TypeFor[Trace]():             "placement_query request_filters providers hosts summary truncated error - selections,omitempty groups,omitempty",
+		reflect.TypeFor[Trace]():             "placement_query request_filters providers hosts summary truncated error - selections,omitempty groups,omitempty nova,omitempty",
 		reflect.TypeFor[RequestFilterStep](): "name effect detail",
 		reflect.TypeFor[ProviderEntry]():     "uuid name root excluded stage,omitempty reason,omitempty via,omitempty",
 		reflect.TypeFor[HostEntry]():         "uuid name passed stage,omitempty reason,omitempty weight,omitempty instances,omitempty round,omitempty checks",

@@ -28,11 +28,13 @@ func (t *txn) writeFlavors(cur, next *models.World) error {
 	for i := range next.Flavors {
 		n := &next.Flavors[i]
 		c, ok := curFlavors[n.ID]
-		if !ok || maps.Equal(c.ExtraSpecs, n.ExtraSpecs) && c.Name == n.Name && c.VCPUs == n.VCPUs && c.RAMMB == n.RAMMB && c.DiskGB == n.DiskGB {
+		if !ok || maps.Equal(c.ExtraSpecs, n.ExtraSpecs) && c.Name == n.Name && c.VCPUs == n.VCPUs && c.RAMMB == n.RAMMB && c.DiskGB == n.DiskGB &&
+			c.EphemeralGB == n.EphemeralGB && c.SwapMB == n.SwapMB {
 			continue
 		}
 		if _, err := t.updateFlavor(c.ID, c.Generation, func(f *models.Flavor) error {
 			f.Name, f.VCPUs, f.RAMMB, f.DiskGB = n.Name, n.VCPUs, n.RAMMB, n.DiskGB
+			f.EphemeralGB, f.SwapMB = n.EphemeralGB, n.SwapMB
 			f.ExtraSpecs = maps.Clone(n.ExtraSpecs)
 			return nil
 		}); err != nil {

@@ -189,7 +189,7 @@ func (t *txn) updateFlavor(id string, generation int64, fn func(*models.Flavor) 
 		next.Generation = cur.Generation + 1
 		next.UpdatedAt = t.now
 		res := t.tx.Model(&models.Flavor{ID: cur.ID}).Where("generation = ?", cur.Generation).
-			Select("Name", "VCPUs", "RAMMB", "DiskGB", "ExtraSpecs", "Generation", "UpdatedAt").Updates(&next)
+			Select("Name", "VCPUs", "RAMMB", "DiskGB", "EphemeralGB", "SwapMB", "ExtraSpecs", "Generation", "UpdatedAt").Updates(&next)
 		if res.Error != nil {
 			return res.Error
 		}

@@ -185,7 +185,7 @@ func changedOnly(cur, merged *models.World) *models.World {
 	}
 	for _, f := range merged.Flavors {
 		o, ok := flvs[f.ID]
-		if !ok || o.Name != f.Name || o.VCPUs != f.VCPUs || o.RAMMB != f.RAMMB || o.DiskGB != f.DiskGB || !sameMap(o.ExtraSpecs, f.ExtraSpecs) ||
+		if !ok || o.Name != f.Name || o.VCPUs != f.VCPUs || o.RAMMB != f.RAMMB || o.DiskGB != f.DiskGB || o.EphemeralGB != f.EphemeralGB || o.SwapMB != f.SwapMB || !sameMap(o.ExtraSpecs, f.ExtraSpecs) ||
 			o.Private != f.Private || !slices.Equal(o.Projects, f.Projects) {
 			out.Flavors = append(out.Flavors, f)
 		}

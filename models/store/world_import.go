@@ -512,6 +512,12 @@ func keepFlavorFields(cur *models.World, given *models.Given, m *models.World) {
 		if !f.Has(models.FieldDiskGB) {
 			fl.DiskGB = old.DiskGB
 		}
+		if !f.Has(models.FieldEphemeralGB) {
+			fl.EphemeralGB = old.EphemeralGB
+		}
+		if !f.Has(models.FieldSwapMB) {
+			fl.SwapMB = old.SwapMB
+		}
 		if !f.Has(models.FieldPrivate) {
 			fl.Private = old.Private
 		}

@@ -153,7 +153,7 @@ func entriesOf(w *models.World) map[string][]worldEntry {
 		out["aggregates"] = append(out["aggregates"], worldEntry{a.UUID, a.Name, fp([]any{a.Name, a.AvailabilityZone, a.Metadata, a.Members})})
 	}
 	for _, f := range w.Flavors {
-		out["flavors"] = append(out["flavors"], worldEntry{f.ID, f.Name, fp([]any{f.Name, f.VCPUs, f.RAMMB, f.DiskGB, f.ExtraSpecs})})
+		out["flavors"] = append(out["flavors"], worldEntry{f.ID, f.Name, fp([]any{f.Name, f.VCPUs, f.RAMMB, f.DiskGB, f.EphemeralGB, f.SwapMB, f.ExtraSpecs})})
 	}
 	for _, s := range w.Servers {
 		name := s.Name

@@ -308,7 +308,7 @@ func (env *Env) TokenAuth(next echo.HandlerFunc) echo.HandlerFunc {
 			k := models.KindOf(err)
 			if env.Identity != nil && (k == models.NotFound || k == models.Unauthorized || k == models.Invalid) {
 				// Not one of corral's own tokens: a Keystone token, maybe.
-				if err := env.keystoneTokenAuth(c, plain); err != nil {
+				if err = env.keystoneTokenAuth(c, plain); err != nil {
 					return err
 				}
 				return next(c)

@@ -271,7 +271,7 @@ func (h *Handler) apply(c echo.Context, changes []scheduling.Change) (*schedulin
 	if err != nil {
 		return nil, err
 	}
-	if err := layout.CheckGate(c, snap, changes); err != nil {
+	if err = layout.CheckGate(c, snap, changes); err != nil {
 		return nil, err
 	}
 	unknown := scheduling.UnknownProjects(snap.World(), changes)

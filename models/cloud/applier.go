@@ -46,7 +46,7 @@ func (a *Applier) Apply(ctx context.Context, actor models.Actor, changes []sched
 		if err != nil {
 			return err
 		}
-		if err := refuseUncarried(live, next); err != nil {
+		if err = refuseUncarried(live, next); err != nil {
 			return err
 		}
 		plan, err := PlanRollout(kept, live, changes)
@@ -83,7 +83,7 @@ func (a *Applier) ApplyDraft(ctx context.Context, actor models.Actor, id string,
 		if err != nil {
 			return err
 		}
-		if err := refuseUncarried(live, next); err != nil {
+		if err = refuseUncarried(live, next); err != nil {
 			return err
 		}
 		if out, err = a.rollOut(ctx, c, actor, plan, live, next); err != nil {
@@ -114,7 +114,7 @@ func (a *Applier) ImportWorldAt(ctx context.Context, actor models.Actor, w *mode
 		if err != nil {
 			return err
 		}
-		if err := refuseUncarried(live, next); err != nil {
+		if err = refuseUncarried(live, next); err != nil {
 			return err
 		}
 		plan, err := PlanWorlds(kept, live, next)

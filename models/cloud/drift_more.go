@@ -152,7 +152,7 @@ func (c *Client) providerDrift(ctx context.Context, plan *Plan, s Step) ([]strin
 		var named struct {
 			Providers []PlacementProvider `json:"resource_providers"`
 		}
-		if err := c.get(ctx, c.Placement, "resource_providers?name="+url.QueryEscape(s.ProviderName), &named); err != nil {
+		if err = c.get(ctx, c.Placement, "resource_providers?name="+url.QueryEscape(s.ProviderName), &named); err != nil {
 			return nil, err
 		}
 		if len(named.Providers) > 0 {

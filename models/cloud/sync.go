@@ -89,7 +89,7 @@ func Sync(ctx context.Context, st LiveStore, c *Client, actor models.Actor, o Sy
 	if changeRelease {
 		// Before the live state, so that the sync's record names the
 		// revision the store is at when it is done.
-		if err := applyNovaRelease(ctx, st, actor, release); err != nil {
+		if err = applyNovaRelease(ctx, st, actor, release); err != nil {
 			res.Warnings = append(res.Warnings, "nova_release could not be set: "+err.Error())
 		}
 	}

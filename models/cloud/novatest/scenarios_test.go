@@ -65,19 +65,19 @@ var mustAgree = map[string]bool{
 	wSoftAffinity: true,
 	wSoftAnti:     true,
 
-	pDisk:           false, // corral asks DISK_GB = root only
-	pPCPU:           false, // corral asks VCPU; no PCPU translation
+	pDisk:           true,
+	pPCPU:           true,
 	pImage:          false, // corral's request has no image
-	pComputeStatus:  false, // COMPUTE_STATUS_DISABLED is synced, not forbidden
+	pComputeStatus:  true,
 	pMemberships:    true,
-	pZedTenantKeys:  false, // corral reads filter_tenant_id* as newer Nova does
-	pReservationPfx: false, // Nova has no such filter
+	pZedTenantKeys:  true,
+	pReservationPfx: true,
 	fCompute:        false,
 	fCapabilities:   false,
 	fImageProps:     false,
-	wRAM:            false,
-	wCPU:            false,
-	wDisk:           false,
+	wRAM:            true,
+	wCPU:            true,
+	wDisk:           true,
 	wIoOps:          false,
 	wPCI:            false,
 	wBuildFailure:   false,

@@ -156,6 +156,13 @@ func runScenario(t *testing.T, c *novatest.Cloud, cl *cloud.Client, st *store.St
 	for i, b := range sc.boots {
 		spec := &scheduling.RequestSpec{ProjectID: orAdmin(b.project), UserID: "admin", Flavor: scheduling.FlavorRef{Name: b.flavor},
 			AvailabilityZone: b.zone, ServerGroup: e.groups[b.group], NumInstances: max(b.count, 1)}
+		// The image booted, by the properties scheduling reads (corral
+		// does not sync Glance: the request carries them inline).
+		for _, im := range images {
+			if im.ID == b.image && len(im.Properties) > 0 {
+				spec.Image = &scheduling.ImageSpec{Properties: im.Properties}
+			}
+		}
 		t0 := time.Now()
 		tr := corralTrace(t, cl, st, cfg, spec)
 		t1 := time.Now()

@@ -67,7 +67,7 @@ var mustAgree = map[string]bool{
 
 	pDisk:           true,
 	pPCPU:           true,
-	pImage:          false, // corral's request has no image
+	pImage:          true,
 	pComputeStatus:  true,
 	pMemberships:    true,
 	pZedTenantKeys:  true,

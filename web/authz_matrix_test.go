@@ -126,6 +126,7 @@ var authzMatrix = map[string]string{
 	"GET /compute/v2.1/v2.0/quotas/:id":                        "AFTFT",
 	"GET /drafts":                                              "ATTTT",
 	"GET /drafts/:id":                                          "ATTTT",
+	"GET /drafts/open-options":                                 "AFFFT",
 	"GET /drafts/:id/impact":                                   "ATTTT",
 	"GET /drafts/:id/rebase":                                   "AFFFT",
 	"GET /flavors":                                             "ATTTT",

@@ -74,8 +74,11 @@ func TestBrowserAggregateAndGroup(t *testing.T) {
 	if got := b.Text(id("picker-name")); got != "cn5" {
 		t.Fatalf("picker found %q", got)
 	}
+	// The tick updates the impact above the button (htmx swaps it in):
+	// click once it is there, not into the swap.
 	step(
 		chromedp.Click(id("picker-select")),
+		chromedp.WaitVisible(css(`[data-testid="member-add-form"] [data-testid="inline-impact-summary"]`)),
 		chromedp.Click(id("member-add")),
 		chromedp.WaitVisible(id("member-row")),
 	)

@@ -282,16 +282,16 @@ func TestConnectedRefusals(t *testing.T) {
 	}
 
 	// Quotas through corral's compute API reach Nova's.
-	resp := a.TokenClient(t, webtest.AdminName).JSON("PUT", "/compute/v2.1/os-quota-sets/p1", map[string]any{"quota_set": map[string]any{"server_groups": 3}})
+	resp := a.TokenClient(t, webtest.AdminName).JSON("PUT", "/compute/v2.1/os-quota-sets/p9", map[string]any{"quota_set": map[string]any{"server_groups": 3}})
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("a quota set through corral's compute API: %d %s", resp.StatusCode, resp.Body)
 	}
 	var quota struct {
 		QuotaSet map[string]any `json:"quota_set"`
 	}
-	must(t, c.Call("compute", "GET", "os-quota-sets/p1", nil, &quota, 200))
+	must(t, c.Call("compute", "GET", "os-quota-sets/p9", nil, &quota, 200))
 	if got := fmt.Sprint(quota.QuotaSet["server_groups"]); got != "3" {
-		t.Errorf("nova's server_groups quota for p1 after corral's PUT: %s, want 3", got)
+		t.Errorf("nova's server_groups quota for p9 after corral's PUT: %s, want 3", got)
 	}
 
 	// The settings live in nova.conf: kept in corral, with the lines, and

@@ -44,7 +44,9 @@ var (
 	userinfoInURL = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)([^/@\s:]*):([^/@\s]*)@`)
 	// tokenHeader is an X-Auth-Token or X-Subject-Token header echoed in a
 	// body, in any common quoting ("X-Auth-Token": "…", X-Auth-Token: …).
-	tokenHeader = regexp.MustCompile(`(?i)((?:x-auth-token|x-subject-token|x-service-token|auth[_-]?token|"token"|password|secret)["']?\s*[:=]\s*["']?)([^"'\s,;}]+)`)
+	// The keyword must start a word of its own: a cloud named
+	// "ks-password" is a name, not a secret's label.
+	tokenHeader = regexp.MustCompile(`(?i)((?:^|[^A-Za-z0-9-])(?:x-auth-token|x-subject-token|x-service-token|auth[_-]?token|"token"|password|secret)["']?\s*[:=]\s*["']?)([^"'\s,;}]+)`)
 	// fernetToken is a Keystone Fernet token wherever it appears.
 	fernetToken = regexp.MustCompile(`gAAAAA[A-Za-z0-9_\-=]{20,}`)
 )

@@ -81,7 +81,7 @@ func TestCompareJudgesSetsAndTies(t *testing.T) {
 		}
 		return tr
 	}
-	parts := []string{pResources, wRAM}
+	parts := []string{pResources, wIoOps}
 	o := compare(zedDefaults, parts, d, landed, trace(map[string]float64{"h1": 2}), false)
 	if !o.eligibleAgree || !o.topAgree || !o.mustEligible || o.mustTop {
 		t.Errorf("same hosts, same best: %+v", o)
@@ -93,7 +93,7 @@ func TestCompareJudgesSetsAndTies(t *testing.T) {
 	if o = compare(restricted, []string{pResources}, d, landed, trace(map[string]float64{"h1": 2}, "h5"), false); o.eligibleAgree || !o.mustEligible {
 		t.Errorf("corral excluded a host nova kept: %+v", o)
 	}
-	if o = compare(restricted, []string{pDisk}, d, landed, trace(nil), false); o.mustEligible {
+	if o = compare(restricted, []string{fImageProps}, d, landed, trace(nil), false); o.mustEligible {
 		t.Errorf("a part not modelled yet must agree: %+v", o)
 	}
 }

@@ -290,11 +290,36 @@ func (pl *planner) members(old *models.Aggregate, a models.Aggregate, path, name
 	}
 	for _, u := range old.Members {
 		if !newM[u] && !pl.gone[u] {
-			st, err := pl.memberStep(&a, path, name, u, false, inNova)
+			// A host only Placement has is not Nova's to remove.
+			st, err := pl.memberStep(&a, path, name, u, false, inNova && !slices.Contains(old.NotInNova, u))
 			if err != nil {
 				return err
 			}
 			pl.removes = append(pl.removes, st)
+		}
+	}
+	return pl.mendDrift(old, a, path, name, inNova)
+}
+
+// mendDrift plans the calls that make a member one side lacked a member
+// of both (the Doctor's fix for a membership drift): Placement's provider
+// aggregates for a host only Nova had, Nova's add_host for one only
+// Placement had.
+func (pl *planner) mendDrift(old *models.Aggregate, a models.Aggregate, path, name string, inNova bool) error {
+	for _, side := range []struct {
+		lacked []string
+		still  []string
+		nova   bool
+	}{{old.NotInPlacement, a.NotInPlacement, false}, {old.NotInNova, a.NotInNova, true}} {
+		for _, u := range side.lacked {
+			if !slices.Contains(a.Members, u) || slices.Contains(side.still, u) || (side.nova && !inNova) {
+				continue
+			}
+			st, err := pl.memberStep(&a, path, name, u, true, side.nova)
+			if err != nil {
+				return err
+			}
+			pl.adds = append(pl.adds, st)
 		}
 	}
 	return nil

@@ -32,9 +32,72 @@ type Provider struct {
 	Traits      []string             `gorm:"serializer:json" json:"traits"`
 	Inventories map[string]Inventory `gorm:"serializer:json" json:"inventories,omitempty"`
 	Usages      map[string]int64     `gorm:"serializer:json" json:"usages,omitempty"`
-	Generation  int64                `gorm:"not null;default:0" json:"generation"`
-	CreatedAt   time.Time            `json:"created_at"`
-	UpdatedAt   time.Time            `json:"updated_at"`
+	// ComputeService is the host's nova-compute service, when known.
+	ComputeService *ComputeService `gorm:"serializer:json" json:"compute_service,omitempty"`
+	Generation     int64           `gorm:"not null;default:0" json:"generation"`
+	CreatedAt      time.Time       `json:"created_at"`
+	UpdatedAt      time.Time       `json:"updated_at"`
+}
+
+// ComputeService is a host's nova-compute service as Nova's os-services API
+// reports it: what ComputeFilter reads. A provider without one is a host
+// whose service corral does not know (a world that does not say): it
+// passes that filter, and the reason says so.
+type ComputeService struct {
+	Host           string `json:"host,omitempty"`   // the service's host (Nova's name for it)
+	Status         string `json:"status,omitempty"` // ServiceEnabled (or empty) or ServiceDisabled
+	DisabledReason string `json:"disabled_reason,omitempty"`
+	// State is ServiceUp (or empty) or ServiceDown, as Nova's servicegroup
+	// judged it when corral read it: down when forced down or not heard
+	// from within the cloud's service_down_time.
+	State      string `json:"state,omitempty"`
+	ForcedDown bool   `json:"forced_down,omitempty"`
+	// LastSeen is the last heartbeat (Nova's updated_at), kept only while
+	// the service is down: an up service's moves every report_interval,
+	// and would make every sync a change.
+	LastSeen string `json:"last_seen,omitempty"`
+}
+
+// Values of ComputeService's Status and State, as Nova's API spells them.
+const (
+	ServiceEnabled  = "enabled"
+	ServiceDisabled = "disabled"
+	ServiceUp       = "up"
+	ServiceDown     = "down"
+)
+
+// Disabled reports whether the service is disabled.
+func (s *ComputeService) Disabled() bool { return s != nil && s.Status == ServiceDisabled }
+
+// Down reports whether Nova holds the service down (forced down, or not
+// heard from in time).
+func (s *ComputeService) Down() bool { return s != nil && (s.ForcedDown || s.State == ServiceDown) }
+
+// Summary is the service's condition in a few words, as the sync report
+// and the pages say it: "enabled, up", "disabled (maintenance), down since
+// 2026-12-01T10:00:00, forced down".
+func (s *ComputeService) Summary() string {
+	if s == nil {
+		return "unknown"
+	}
+	out := ServiceEnabled
+	if s.Disabled() {
+		out = ServiceDisabled
+		if s.DisabledReason != "" {
+			out += " (" + s.DisabledReason + ")"
+		}
+	}
+	if !s.Down() {
+		return out + ", " + ServiceUp
+	}
+	out += ", " + ServiceDown
+	if s.LastSeen != "" {
+		out += " since " + s.LastSeen
+	}
+	if s.ForcedDown {
+		out += ", forced down"
+	}
+	return out
 }
 
 // HasTrait reports whether p carries trait t.

@@ -83,6 +83,7 @@ var HostFilters = []HostFilterInfo{
 	{Name: FilterServerGroupAffinity, Help: "Members of an affinity group go to the host the group already uses."},
 	{Name: FilterServerGroupAntiAffinity, Help: "A host passes while it holds fewer members of the anti-affinity group than max_server_per_host (default 1)."},
 	{Name: FilterComputeCapabilities, Help: "Flavor extra specs without a scope, or scoped capabilities:, must match the host's state (free_ram_mb, vcpus_total, …) with Nova's operators; a key the host state lacks (ssd=true) fails every host."},
+	{Name: FilterCompute, Help: "A host whose nova-compute service is disabled, forced down or not heard from in time (as Nova reported it at the last sync) gets nothing."},
 }
 
 // NotModelledHelp is what the settings page and the preview say of a
@@ -94,7 +95,7 @@ const NotModelledHelp = "not modelled: this preview may differ from Nova"
 // them (a nova.conf import keeps them); they pass every host, and the
 // settings page and the preview name them as not modelled.
 var NotModelledFilters = []string{
-	"ComputeFilter", "ImagePropertiesFilter", "AvailabilityZoneFilter", "SameHostFilter", "DifferentHostFilter",
+	"ImagePropertiesFilter", "AvailabilityZoneFilter", "SameHostFilter", "DifferentHostFilter",
 	"NumInstancesFilter", "AggregateNumInstancesFilter", "IoOpsFilter", "AggregateIoOpsFilter", "IsolatedHostsFilter",
 	"AggregateImagePropertiesIsolation", "JsonFilter", "PciPassthroughFilter", "NUMATopologyFilter", "MetricsFilter",
 	"SimpleCIDRAffinityFilter", "AllHostsFilter", "AggregateTypeAffinityFilter",

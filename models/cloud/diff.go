@@ -128,6 +128,9 @@ func objects(kind string, w *models.World, names map[string]string) map[string]o
 			if p.ParentUUID != nil {
 				f["parent"] = nameList([]string{*p.ParentUUID}, names)
 			}
+			if p.ComputeService != nil {
+				f["compute_service"] = p.ComputeService.Summary()
+			}
 			for rc, inv := range p.Inventories {
 				f["inventories."+rc] = fmt.Sprintf("total=%d reserved=%d ratio=%s", inv.Total, inv.Reserved, strconv.FormatFloat(inv.AllocationRatio, 'g', -1, 64))
 			}

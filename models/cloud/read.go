@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,7 +21,8 @@ type Snapshot struct {
 	Flavors      []NovaFlavor              `json:"flavors"`
 	ServerGroups []NovaServerGroup         `json:"server_groups"`
 	Servers      []NovaServer              `json:"servers"`
-	ComputeHosts []string                  `json:"compute_hosts"` // nova-compute services
+	ComputeHosts []string                  `json:"compute_hosts"` // nova-compute services' hosts
+	Services     []NovaService             `json:"services"`      // the nova-compute services
 	Hypervisors  []NovaHypervisor          `json:"hypervisors"`
 	Quotas       map[string]map[string]int `json:"quotas"` // project → server_groups, server_group_members
 	Placement    PlacementState            `json:"placement"`
@@ -32,6 +34,16 @@ type Snapshot struct {
 	// placementWarnings are Placement's, kept apart while Nova is read
 	// side by side.
 	placementWarnings []string
+}
+
+// NovaService is one os-services entry of a nova-compute service (2.53).
+type NovaService struct {
+	Host           string  `json:"host"`
+	Status         string  `json:"status"`
+	State          string  `json:"state"`
+	DisabledReason *string `json:"disabled_reason"`
+	ForcedDown     bool    `json:"forced_down"`
+	UpdatedAt      *string `json:"updated_at"`
 }
 
 // NovaAggregate is one os-aggregates entry.
@@ -313,16 +325,18 @@ func (c *Client) novaServers(ctx context.Context, s *Snapshot) error {
 	return nil
 }
 
-// novaComputeHosts reads the hosts that run nova-compute.
+// novaComputeHosts reads the nova-compute services: their hosts, and the
+// status, state and forced_down that ComputeFilter reads (2.11 on; 2.53
+// as the hypervisors are read).
 func (c *Client) novaComputeHosts(ctx context.Context, s *Snapshot) error {
 	var svcs struct {
-		Services []struct {
-			Host string `json:"host"`
-		} `json:"services"`
+		Services []NovaService `json:"services"`
 	}
-	if err := c.get(ctx, c.Compute, "os-services?binary=nova-compute", &svcs); err != nil {
+	if err := c.getAt(ctx, c.Compute, "2.53", "os-services?binary=nova-compute", &svcs); err != nil {
 		return err
 	}
+	s.Services = svcs.Services
+	slices.SortFunc(s.Services, func(a, b NovaService) int { return strings.Compare(a.Host, b.Host) })
 	for _, sv := range svcs.Services {
 		s.ComputeHosts = append(s.ComputeHosts, sv.Host)
 	}

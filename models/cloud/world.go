@@ -29,6 +29,7 @@ func Map(s *Snapshot) *Mapped {
 	mp := newMapper(s)
 	mp.providers()
 	mp.indexHosts()
+	mp.services()
 	mp.aggregates()
 	mp.flavors()
 	mp.servers()
@@ -113,6 +114,30 @@ func (mp *mapper) indexHosts() {
 				if _, ok := mp.hostOfProvider[u]; !ok {
 					mp.hostOfProvider[u] = h
 				}
+			}
+		}
+	}
+}
+
+// services gives each host's root providers its nova-compute service. A
+// heartbeat is kept only while the service is down (ComputeService.LastSeen).
+func (mp *mapper) services() {
+	at := make(map[string]int, len(mp.m.World.Providers))
+	for i, p := range mp.m.World.Providers {
+		at[p.UUID] = i
+	}
+	for _, sv := range mp.s.Services {
+		cs := models.ComputeService{Host: sv.Host, Status: sv.Status, State: sv.State, ForcedDown: sv.ForcedDown}
+		if sv.DisabledReason != nil && cs.Status == models.ServiceDisabled {
+			cs.DisabledReason = *sv.DisabledReason
+		}
+		if sv.UpdatedAt != nil && cs.Down() {
+			cs.LastSeen = *sv.UpdatedAt
+		}
+		for _, u := range mp.providersOf(sv.Host) {
+			if i, ok := at[u]; ok {
+				c := cs
+				mp.m.World.Providers[i].ComputeService = &c
 			}
 		}
 	}

@@ -13,6 +13,7 @@ var hostFilters = []HostFilter{
 	ServerGroupAffinityFilter{},
 	ServerGroupAntiAffinityFilter{},
 	ComputeCapabilitiesFilter{},
+	ComputeFilter{},
 }
 
 // notModelledFilter stands for one of Nova's filters corral does not

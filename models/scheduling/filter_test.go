@@ -16,6 +16,7 @@ func TestRegistry(t *testing.T) {
 		models.FilterServerGroupAffinity,
 		models.FilterServerGroupAntiAffinity,
 		models.FilterComputeCapabilities,
+		models.FilterCompute,
 	}
 	if got := HostFilterNames(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("HostFilterNames() = %v, want %v", got, want)

@@ -132,7 +132,7 @@ func TestWeighersFollowSettingsAndRelease(t *testing.T) {
 		t.Errorf("bobcat weighers %v", ws)
 	}
 	st.HostSubsetSize = 3
-	st.EnabledFilters = append(st.EnabledFilters, "ComputeFilter")
+	st.EnabledFilters = append(st.EnabledFilters, "ImagePropertiesFilter")
 	s, err := NewSnapshot(&models.World{Settings: st, Providers: []models.Provider{{UUID: "00000000-0000-0000-0000-000000000001", Name: "h"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestWeighersFollowSettingsAndRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(tr.Nova.NotModelled, ","); got != "ComputeFilter,HypervisorVersionWeigher,MetricsWeigher,PCIWeigher" {
+	if got := strings.Join(tr.Nova.NotModelled, ","); got != "HypervisorVersionWeigher,ImagePropertiesFilter,MetricsWeigher,PCIWeigher" {
 		t.Errorf("not modelled %s", got)
 	}
 	if !strings.Contains(tr.Nova.Ranking, "at random among the 3 best") || tr.Nova.Release != "2023.2 Bobcat (nova 28)" {
@@ -149,12 +149,12 @@ func TestWeighersFollowSettingsAndRelease(t *testing.T) {
 	}
 	found := false
 	for _, c := range tr.Hosts[0].Checks {
-		if c.Stage == "ComputeFilter" && c.Passed != nil && *c.Passed {
+		if c.Stage == "ImagePropertiesFilter" && c.Passed != nil && *c.Passed {
 			found = true
 		}
 	}
 	if !found {
-		t.Errorf("ComputeFilter is not a passing stage: %+v", tr.Hosts[0].Checks)
+		t.Errorf("ImagePropertiesFilter is not a passing stage: %+v", tr.Hosts[0].Checks)
 	}
 }
 

@@ -35,8 +35,9 @@ var v2Tables = []string{"consumers", "allocations", "cloud_syncs", "cloud_state"
 
 // laterColumns are the columns later migrations add to version 0001's
 // tables (0005 flavor access, 0007 aggregates' two memberships, 0008
-// ephemeral disk and swap).
-var laterColumns = map[string][]string{"flavors": {"private", "projects", "ephemeral_gb", "swap_mb"}, "aggregates": {"not_in_placement", "not_in_nova"}}
+// ephemeral disk and swap, 0009 a host's compute service).
+var laterColumns = map[string][]string{"flavors": {"private", "projects", "ephemeral_gb", "swap_mb"}, "aggregates": {"not_in_placement", "not_in_nova"},
+	"providers": {"compute_service"}}
 
 // withoutLaterColumns is a schema dump as version 0001 left it: the
 // columns laterColumns lists, and their part of SQLite's table statement,
@@ -57,6 +58,9 @@ func withoutLaterColumns(dump []string, pg bool) []string {
 		}
 		if !pg && strings.HasPrefix(l, "aggregates object table aggregates:") {
 			l = strings.Replace(l, ",not_in_placement text,not_in_nova text", "", 1)
+		}
+		if !pg && strings.HasPrefix(l, "providers object table providers:") {
+			l = strings.Replace(l, ",compute_service text", "", 1)
 		}
 		out = append(out, l)
 	}
@@ -363,7 +367,7 @@ func TestMigrationFilesPairUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008"}; !slices.Equal(lite, want) || !slices.Equal(pg, want) {
+	if want := []string{"0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009"}; !slices.Equal(lite, want) || !slices.Equal(pg, want) {
 		t.Fatalf("versions: sqlite %v, postgres %v, want %v", lite, pg, want)
 	}
 }
@@ -500,8 +504,8 @@ func TestMigrationUpgradesARelease7989f67Database(t *testing.T) {
 
 		s := openMigrated(t, dsn)
 		raw = rawMigrationDB(t, dsn)
-		if got := appliedVersions(t, raw); !slices.Equal(got, []string{"0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008"}) {
-			t.Fatalf("applied versions %v, want [0001 0002 0003 0004 0005 0006 0007 0008]", got)
+		if got := appliedVersions(t, raw); !slices.Equal(got, []string{"0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009"}) {
+			t.Fatalf("applied versions %v, want [0001 0002 0003 0004 0005 0006 0007 0008 0009]", got)
 		}
 		after := tableContents(t, raw)
 		for _, table := range releaseTables() {
@@ -520,7 +524,7 @@ func TestMigrationUpgradesARelease7989f67Database(t *testing.T) {
 		// Opening again applies nothing twice.
 		s.Close()
 		openMigrated(t, dsn).Close()
-		if got := appliedVersions(t, raw); !slices.Equal(got, []string{"0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008"}) {
+		if got := appliedVersions(t, raw); !slices.Equal(got, []string{"0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009"}) {
 			t.Fatalf("applied versions after reopening %v", got)
 		}
 	})
@@ -673,7 +677,7 @@ func TestMigrationRefusesANewerDatabase(t *testing.T) {
 	storetest.ForEachDSN(t, func(t *testing.T, dsn string) {
 		openMigrated(t, dsn).Close()
 		raw := rawMigrationDB(t, dsn)
-		if err := raw.Exec("INSERT INTO " + store.MigrationsTable + " (id) VALUES ('0009')").Error; err != nil {
+		if err := raw.Exec("INSERT INTO " + store.MigrationsTable + " (id) VALUES ('0010')").Error; err != nil {
 			t.Fatal(err)
 		}
 		before := schemaDump(t, raw, strings.HasPrefix(dsn, "postgres"))
@@ -682,7 +686,7 @@ func TestMigrationRefusesANewerDatabase(t *testing.T) {
 			s.Close()
 			t.Fatal("a database at a version this binary does not know was opened")
 		}
-		if !models.Is(models.Invalid, err) || !strings.Contains(err.Error(), "version 0009, newer than this corral knows (up to 0008)") {
+		if !models.Is(models.Invalid, err) || !strings.Contains(err.Error(), "version 0010, newer than this corral knows (up to 0009)") {
 			t.Errorf("error %q (kind %v), want an invalid-database error naming both versions", err, models.KindOf(err))
 		}
 		sameLines(t, "schema after the refused open", schemaDump(t, raw, strings.HasPrefix(dsn, "postgres")), before)
@@ -739,7 +743,7 @@ func TestMigrationConcurrentStart(t *testing.T) {
 			}
 		}
 		raw := rawMigrationDB(t, dsn)
-		if got := appliedVersions(t, raw); !slices.Equal(got, []string{"0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008"}) {
+		if got := appliedVersions(t, raw); !slices.Equal(got, []string{"0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009"}) {
 			t.Errorf("applied versions %v", got)
 		}
 		if got := queryLines(t, raw, "SELECT id, revision FROM corral_revision"); !slices.Equal(got, []string{"1|0"}) {

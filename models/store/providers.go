@@ -298,10 +298,19 @@ func cloneProvider(p *models.Provider) *models.Provider {
 	c.Traits = slices.Clone(p.Traits)
 	c.Inventories = maps.Clone(p.Inventories)
 	c.Usages = maps.Clone(p.Usages)
+	c.ComputeService = cloneService(p.ComputeService)
 	if p.ParentUUID != nil {
 		v := *p.ParentUUID
 		c.ParentUUID = &v
 	}
+	return &c
+}
+
+func cloneService(s *models.ComputeService) *models.ComputeService {
+	if s == nil {
+		return nil
+	}
+	c := *s
 	return &c
 }
 

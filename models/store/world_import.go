@@ -451,6 +451,9 @@ func keepProviderFields(cur *models.World, given *models.Given, m *models.World)
 		if !f.Has(models.FieldInventories) || p.Inventories == nil {
 			p.Inventories = maps.Clone(old.Inventories)
 		}
+		if !f.Has(models.FieldComputeService) {
+			p.ComputeService = cloneService(old.ComputeService)
+		}
 		// Usages are settled once the consumers are merged (settleUsages).
 	}
 }

@@ -244,7 +244,7 @@ func scanProviders(tx *gorm.DB) ([]models.Provider, error) {
 // scanProviderRows reads the providers q selects, in name order.
 func scanProviderRows(q *gorm.DB, n int) ([]models.Provider, error) {
 	rows, err := q.
-		Select("uuid, name, parent_uuid, root_uuid, traits, inventories, usages, generation, created_at, updated_at").
+		Select("uuid, name, parent_uuid, root_uuid, traits, inventories, usages, generation, created_at, updated_at, compute_service").
 		Order("name").Rows()
 	if err != nil {
 		return nil, err
@@ -254,9 +254,9 @@ func scanProviderRows(q *gorm.DB, n int) ([]models.Provider, error) {
 	for rows.Next() {
 		var p models.Provider
 		var parent sql.NullString
-		var traits, invs, usages []byte
+		var traits, invs, usages, service []byte
 		if err := rows.Scan(&p.UUID, &p.Name, &parent, &p.RootUUID, &traits, &invs, &usages,
-			&p.Generation, &p.CreatedAt, &p.UpdatedAt); err != nil {
+			&p.Generation, &p.CreatedAt, &p.UpdatedAt, &service); err != nil {
 			return nil, err
 		}
 		if parent.Valid {
@@ -271,6 +271,9 @@ func scanProviderRows(q *gorm.DB, n int) ([]models.Provider, error) {
 		}
 		if err := decodeJSONColumn(usages, &p.Usages); err != nil {
 			return nil, fmt.Errorf("provider %s usages: %w", p.Name, err)
+		}
+		if err := decodeJSONColumn(service, &p.ComputeService); err != nil {
+			return nil, fmt.Errorf("provider %s compute service: %w", p.Name, err)
 		}
 		normaliseProvider(&p)
 		out = append(out, p)

@@ -38,14 +38,15 @@ func scanProvidersJoined(tx *gorm.DB) ([]models.Provider, error) {
 	const sep = "|| char(31) ||"
 	rows, err := tx.Raw(`SELECT uuid ` + sep + ` name ` + sep + ` ifnull('+' || parent_uuid, '') ` + sep +
 		` ifnull(root_uuid, '') ` + sep + ` ifnull(traits, '') ` + sep + ` ifnull(inventories, '') ` + sep +
-		` ifnull(usages, '') ` + sep + ` generation ` + sep + ` ifnull(created_at, '') ` + sep + ` ifnull(updated_at, '')
+		` ifnull(usages, '') ` + sep + ` generation ` + sep + ` ifnull(created_at, '') ` + sep + ` ifnull(updated_at, '') ` + sep +
+		` ifnull(compute_service, '')
 		FROM providers ORDER BY name`).Rows()
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	out := make([]models.Provider, 0, n)
-	var f [10]string
+	var f [11]string
 	var memo columnMemo
 	for rows.Next() {
 		var line string
@@ -78,6 +79,9 @@ func scanProvidersJoined(tx *gorm.DB) ([]models.Provider, error) {
 		}
 		if p.UpdatedAt, ok = sqliteTime(f[9]); !ok {
 			return nil, errSlowScan
+		}
+		if err = decodeJSONColumn([]byte(f[10]), &p.ComputeService); err != nil {
+			return nil, fmt.Errorf("provider %s compute service: %w", p.Name, err)
 		}
 		normaliseProvider(&p)
 		out = append(out, p)

@@ -120,7 +120,8 @@ func (mp *mapper) indexHosts() {
 }
 
 // services gives each host's root providers its nova-compute service. A
-// heartbeat is kept only while the service is down (ComputeService.LastSeen).
+// heartbeat is kept only while the service is down and not forced down
+// (ComputeService.LastSeen): a service forced down still heartbeats.
 func (mp *mapper) services() {
 	at := make(map[string]int, len(mp.m.World.Providers))
 	for i, p := range mp.m.World.Providers {
@@ -131,7 +132,7 @@ func (mp *mapper) services() {
 		if sv.DisabledReason != nil && cs.Status == models.ServiceDisabled {
 			cs.DisabledReason = *sv.DisabledReason
 		}
-		if sv.UpdatedAt != nil && cs.Down() {
+		if sv.UpdatedAt != nil && cs.State == models.ServiceDown && !cs.ForcedDown {
 			cs.LastSeen = *sv.UpdatedAt
 		}
 		for _, u := range mp.providersOf(sv.Host) {

@@ -276,6 +276,10 @@ func Main(m *testing.M) int {
 	return code
 }
 
+// LongAgo is when the compute services AddComputeHost makes were last
+// heard from (Nova's time format).
+const LongAgo = "2000-01-01 00:00:00"
+
 // AddComputeHost gives nova a compute host: a nova-compute service, a
 // compute node whose uuid is the host's root provider's, and the host's
 // cell mapping — what add_host and os-hypervisors need.
@@ -290,8 +294,11 @@ func (c *Cloud) AddComputeHost(name, providerUUID string) error {
 	}
 	defer cell.Close()
 	now := time.Now().UTC().Format("2006-01-02 15:04:05")
+	// No process heartbeats this service: it is written as last heard
+	// from long ago, so that Nova holds it down from the start instead of
+	// turning it down a minute later, in the middle of some test.
 	res, err := cell.Exec(`INSERT INTO services (created_at, updated_at, host, binary, topic, report_count, disabled, deleted, forced_down, version, uuid)
-		VALUES (?, ?, ?, 'nova-compute', 'compute', 0, 0, 0, 0, ?, ?)`, now, now, name, strings.TrimSpace(string(ver)), newUUID())
+		VALUES (?, ?, ?, 'nova-compute', 'compute', 0, 0, 0, 0, ?, ?)`, LongAgo, LongAgo, name, strings.TrimSpace(string(ver)), newUUID())
 	if err != nil {
 		return fmt.Errorf("service row: %w", err)
 	}

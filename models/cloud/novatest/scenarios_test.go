@@ -72,7 +72,7 @@ var mustAgree = map[string]bool{
 	pMemberships:    true,
 	pZedTenantKeys:  true,
 	pReservationPfx: true,
-	fCompute:        false,
+	fCompute:        true,
 	fCapabilities:   false,
 	fImageProps:     false,
 	wRAM:            true,

@@ -320,6 +320,22 @@ func TestProviderPages(t *testing.T) {
 	if r := c.Get("/providers/nope"); r.StatusCode != http.StatusNotFound {
 		t.Errorf("unknown provider: %d", r.StatusCode)
 	}
+	// A host's compute service, when known, and a warning when it takes
+	// the host out of scheduling.
+	if n := c.Get("/providers/cn2").Count(t, "provider-service"); n != 0 {
+		t.Errorf("cn2 shows a compute service it has not got (%d)", n)
+	}
+	w, err := models.DecodeWorldJSON([]byte(`{"providers": [{"name": "cn2", "compute_service": {"host": "cn2", "status": "disabled", "disabled_reason": "disk swap", "state": "up"}}]}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Store.ImportWorld(context.Background(), models.Actor{Name: "admin", Role: models.RoleAdmin}, w, false); err != nil {
+		t.Fatal(err)
+	}
+	cn2 := c.Get("/providers/cn2")
+	if got := cn2.Text(t, "provider-service"); !strings.Contains(got, "disabled (disk swap), up") || cn2.Doc(t).Find(sel("provider-service")+" .warn").Length() != 1 {
+		t.Errorf("cn2's service reads %q", got)
+	}
 }
 
 func TestSettingsPage(t *testing.T) {

@@ -109,6 +109,7 @@ var checks = []check{
 	reservationPrefixMissing,
 	reservationNotForbidden,
 	disabledHostInTenantAggregate,
+	downHostInTenantAggregate,
 	unscopedExtraSpecs,
 	flavorsFitNoHost,
 	serverGroupsViolated,

@@ -200,18 +200,54 @@ func zoneOf(a *models.Aggregate) string {
 }
 
 // disabledHostInTenantAggregate: a disabled compute service still in a
-// tenant aggregate. The project counts on a host Nova will not schedule to.
+// tenant aggregate (Nova's COMPUTE_STATUS_DISABLED trait on its provider,
+// or the service as synced). The project counts on a host Nova will not
+// schedule to.
 func disabledHostInTenantAggregate(in *Input) ([]Finding, error) {
+	return unschedulableInTenantAggregates(in, "disabled_host_in_tenant_aggregate",
+		"The host's compute service is disabled, so the projects of its tenant aggregates count on capacity Nova will not schedule to.",
+		func(p *models.Provider) string {
+			if p.HasTrait(traitStatusDisabled) || p.ComputeService.Disabled() {
+				return "disabled"
+			}
+			return ""
+		})
+}
+
+// downHostInTenantAggregate: a compute service Nova holds down (forced
+// down, or dead: no heartbeat within service_down_time) still in a tenant
+// aggregate; ComputeFilter fails it for every request. A disabled one is
+// the trap above's.
+func downHostInTenantAggregate(in *Input) ([]Finding, error) {
+	return unschedulableInTenantAggregates(in, "down_host_in_tenant_aggregate",
+		"The host's compute service is down, so ComputeFilter fails it and the projects of its tenant aggregates count on capacity that is not there.",
+		func(p *models.Provider) string {
+			cs := p.ComputeService
+			switch {
+			case p.HasTrait(traitStatusDisabled) || cs.Disabled() || !cs.Down():
+				return ""
+			case cs.ForcedDown:
+				return "forced down"
+			case cs.LastSeen != "":
+				return "down (last heartbeat " + cs.LastSeen + ")"
+			}
+			return "down"
+		})
+}
+
+// unschedulableInTenantAggregates finds the hosts state names a condition
+// of ("" for none) that are in tenant aggregates; the fix takes them out.
+func unschedulableInTenantAggregates(in *Input, code, why string, state func(*models.Provider) string) ([]Finding, error) {
 	s := in.Snapshot
 	var out []Finding
 	hosts := s.Hosts()
 	for i := range hosts {
 		h := &hosts[i]
-		if !h.Provider.HasTrait(traitStatusDisabled) {
+		cond := state(h.Provider)
+		if cond == "" {
 			continue
 		}
-		f := Finding{Code: "disabled_host_in_tenant_aggregate", Severity: SeverityWarning, Objects: []Object{providerObject(h.Provider)},
-			Why: "The host's compute service is disabled, so the projects of its tenant aggregates count on capacity Nova will not schedule to."}
+		f := Finding{Code: code, Severity: SeverityWarning, Objects: []Object{providerObject(h.Provider)}, Why: why}
 		var names []string
 		for _, a := range h.Aggregates {
 			if len(scheduling.TenantTags(a.Metadata)) == 0 {
@@ -224,7 +260,7 @@ func disabledHostInTenantAggregate(in *Input) ([]Finding, error) {
 		if len(names) == 0 {
 			continue
 		}
-		f.Detail = fmt.Sprintf("disabled host %s is in tenant aggregate(s) %s", h.Provider.Name, strings.Join(names, ", "))
+		f.Detail = fmt.Sprintf("%s host %s is in tenant aggregate(s) %s", cond, h.Provider.Name, strings.Join(names, ", "))
 		out = append(out, f)
 	}
 	return out, nil

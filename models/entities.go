@@ -32,18 +32,20 @@ type Provider struct {
 	Traits      []string             `gorm:"serializer:json" json:"traits"`
 	Inventories map[string]Inventory `gorm:"serializer:json" json:"inventories,omitempty"`
 	Usages      map[string]int64     `gorm:"serializer:json" json:"usages,omitempty"`
-	// ComputeService is the host's nova-compute service, when known.
-	ComputeService *ComputeService `gorm:"serializer:json" json:"compute_service,omitempty"`
-	Generation     int64           `gorm:"not null;default:0" json:"generation"`
-	CreatedAt      time.Time       `json:"created_at"`
-	UpdatedAt      time.Time       `json:"updated_at"`
+	// Compute is the host's nova-compute service and hypervisor, when known.
+	Compute    *ComputeHost `gorm:"serializer:json" json:"compute,omitempty"`
+	Generation int64        `gorm:"not null;default:0" json:"generation"`
+	CreatedAt  time.Time    `json:"created_at"`
+	UpdatedAt  time.Time    `json:"updated_at"`
 }
 
-// ComputeService is a host's nova-compute service as Nova's os-services API
-// reports it: what ComputeFilter reads. A provider without one is a host
-// whose service corral does not know (a world that does not say): it
-// passes that filter, and the reason says so.
-type ComputeService struct {
+// ComputeHost is a host as Nova's compute side reports it: its nova-compute
+// service (os-services), which ComputeFilter reads, and its compute node's
+// hypervisor (os-hypervisors), which ComputeCapabilitiesFilter may read. A
+// provider without one is a host corral knows from Placement alone (a
+// world that does not say): it passes those filters where they would need
+// it, and the reason says so.
+type ComputeHost struct {
 	Host           string `json:"host,omitempty"`   // the service's host (Nova's name for it)
 	Status         string `json:"status,omitempty"` // ServiceEnabled (or empty) or ServiceDisabled
 	DisabledReason string `json:"disabled_reason,omitempty"`
@@ -56,9 +58,14 @@ type ComputeService struct {
 	// the service is down: an up service's moves every report_interval,
 	// and would make every sync a change.
 	LastSeen string `json:"last_seen,omitempty"`
+	// The compute node's hypervisor_type ("QEMU"), hypervisor_version
+	// (6002000) and host_ip, as Nova's HostState holds them.
+	HypervisorType    string `json:"hypervisor_type,omitempty"`
+	HypervisorVersion int64  `json:"hypervisor_version,omitempty"`
+	HostIP            string `json:"host_ip,omitempty"`
 }
 
-// Values of ComputeService's Status and State, as Nova's API spells them.
+// Values of ComputeHost's Status and State, as Nova's API spells them.
 const (
 	ServiceEnabled  = "enabled"
 	ServiceDisabled = "disabled"
@@ -66,17 +73,21 @@ const (
 	ServiceDown     = "down"
 )
 
+// ServiceKnown reports whether the host's service is known: a sync always
+// reads its status and state.
+func (s *ComputeHost) ServiceKnown() bool { return s != nil && (s.Status != "" || s.State != "") }
+
 // Disabled reports whether the service is disabled.
-func (s *ComputeService) Disabled() bool { return s != nil && s.Status == ServiceDisabled }
+func (s *ComputeHost) Disabled() bool { return s != nil && s.Status == ServiceDisabled }
 
 // Down reports whether Nova holds the service down (forced down, or not
 // heard from in time).
-func (s *ComputeService) Down() bool { return s != nil && (s.ForcedDown || s.State == ServiceDown) }
+func (s *ComputeHost) Down() bool { return s != nil && (s.ForcedDown || s.State == ServiceDown) }
 
 // Summary is the service's condition in a few words, as the sync report
 // and the pages say it: "enabled, up", "disabled (maintenance), down since
 // 2026-12-01T10:00:00, forced down".
-func (s *ComputeService) Summary() string {
+func (s *ComputeHost) Summary() string {
 	if s == nil {
 		return "unknown"
 	}

@@ -68,29 +68,29 @@ type Fields uint32
 // The optional fields of the world format's objects. Identity fields (uuid,
 // id, and the name of providers, aggregates and flavors) are always given.
 const (
-	FieldParent         Fields = 1 << iota // providers
-	FieldTraits                            // providers
-	FieldInventories                       // providers
-	FieldUsages                            // providers
-	FieldAllocated                         // providers: the top-level allocations name it
-	FieldZone                              // aggregates: availability_zone
-	FieldMetadata                          // aggregates
-	FieldMembers                           // aggregates, server groups
-	FieldVCPUs                             // flavors
-	FieldRAMMB                             // flavors
-	FieldDiskGB                            // flavors
-	FieldExtraSpecs                        // flavors
-	FieldPrivate                           // flavors
-	FieldProjects                          // flavors: the access list
-	FieldName                              // servers, server groups
-	FieldProjectID                         // servers, server groups
-	FieldUserID                            // servers, server groups
-	FieldHost                              // servers
-	FieldPolicy                            // server groups
-	FieldRules                             // server groups
-	FieldEphemeralGB                       // flavors
-	FieldSwapMB                            // flavors
-	FieldComputeService                    // providers: compute_service
+	FieldParent      Fields = 1 << iota // providers
+	FieldTraits                         // providers
+	FieldInventories                    // providers
+	FieldUsages                         // providers
+	FieldAllocated                      // providers: the top-level allocations name it
+	FieldZone                           // aggregates: availability_zone
+	FieldMetadata                       // aggregates
+	FieldMembers                        // aggregates, server groups
+	FieldVCPUs                          // flavors
+	FieldRAMMB                          // flavors
+	FieldDiskGB                         // flavors
+	FieldExtraSpecs                     // flavors
+	FieldPrivate                        // flavors
+	FieldProjects                       // flavors: the access list
+	FieldName                           // servers, server groups
+	FieldProjectID                      // servers, server groups
+	FieldUserID                         // servers, server groups
+	FieldHost                           // servers
+	FieldPolicy                         // server groups
+	FieldRules                          // server groups
+	FieldEphemeralGB                    // flavors
+	FieldSwapMB                         // flavors
+	FieldCompute                        // providers: compute
 
 	// AllFields is every field: what an object not from a document has.
 	AllFields Fields = 1<<iota - 1

@@ -403,7 +403,7 @@ func providerFrom(d providerDoc, p string, provs *refIndex, names map[string]boo
 	}
 	// Inventories and usages the document does not mention stay nil (an
 	// empty object is not nil); which fields it named is in World.Given.
-	return Provider{UUID: u, Name: d.Name, Traits: traits, Inventories: d.Inventories, Usages: d.Usages, ComputeService: d.ComputeService}, nil
+	return Provider{UUID: u, Name: d.Name, Traits: traits, Inventories: d.Inventories, Usages: d.Usages, Compute: d.Compute}, nil
 }
 
 // providerFields says which optional fields a provider's entry named.
@@ -421,8 +421,8 @@ func providerFields(d providerDoc) Fields {
 	if d.Usages != nil {
 		f |= FieldUsages
 	}
-	if d.ComputeService != nil {
-		f |= FieldComputeService
+	if d.Compute != nil {
+		f |= FieldCompute
 	}
 	return f
 }

@@ -58,8 +58,8 @@ type (
 		Traits      []string             `json:"traits"`
 		Inventories map[string]Inventory `json:"inventories,omitempty"`
 		Usages      map[string]int64     `json:"usages,omitempty"`
-		// The host's nova-compute service (Provider.ComputeService).
-		ComputeService *ComputeService `json:"compute_service,omitempty"`
+		// The host's nova-compute service (Provider.Compute).
+		Compute *ComputeHost `json:"compute,omitempty"`
 	}
 	aggregateDoc struct {
 		UUID             string            `json:"uuid"`
@@ -346,7 +346,7 @@ func EncodeWorld(w io.Writer, world *World) error {
 			usages = rest
 		}
 		doc.Providers = append(doc.Providers, providerDoc{UUID: p.UUID, Name: p.Name, Parent: someString(p.ParentUUID),
-			Traits: traits, Inventories: p.Inventories, Usages: usages, ComputeService: p.ComputeService})
+			Traits: traits, Inventories: p.Inventories, Usages: usages, Compute: p.Compute})
 	}
 	for _, a := range world.Aggregates {
 		md, members := a.Metadata, a.Members

@@ -203,28 +203,29 @@ func CheckProvider(p *Provider) error {
 			return E(Invalid, "inventories", "inventory %s has a negative value", rc)
 		}
 	}
-	return checkComputeService(p)
+	return checkCompute(p)
 }
 
-// checkComputeService checks a host's service: Nova's words for its
+// checkCompute checks a host's service: Nova's words for its
 // status and state, and fields of the lengths Nova's columns allow.
-func checkComputeService(p *Provider) error {
-	s := p.ComputeService
+func checkCompute(p *Provider) error {
+	s := p.Compute
 	if s == nil {
 		return nil
 	}
 	if p.ParentUUID != nil && *p.ParentUUID != "" {
-		return E(Invalid, "compute_service", "only a host (a provider without a parent) runs a compute service")
+		return E(Invalid, "compute", "only a host (a provider without a parent) runs a compute service")
 	}
 	if s.Status != "" && s.Status != ServiceEnabled && s.Status != ServiceDisabled {
-		return E(Invalid, "compute_service.status", "status must be %q or %q, not %q", ServiceEnabled, ServiceDisabled, s.Status)
+		return E(Invalid, "compute.status", "status must be %q or %q, not %q", ServiceEnabled, ServiceDisabled, s.Status)
 	}
 	if s.State != "" && s.State != ServiceUp && s.State != ServiceDown {
-		return E(Invalid, "compute_service.state", "state must be %q or %q, not %q", ServiceUp, ServiceDown, s.State)
+		return E(Invalid, "compute.state", "state must be %q or %q, not %q", ServiceUp, ServiceDown, s.State)
 	}
-	for _, f := range [][2]string{{"host", s.Host}, {"disabled_reason", s.DisabledReason}, {"last_seen", s.LastSeen}} {
+	for _, f := range [][2]string{{"host", s.Host}, {"disabled_reason", s.DisabledReason}, {"last_seen", s.LastSeen},
+		{"hypervisor_type", s.HypervisorType}, {"host_ip", s.HostIP}} {
 		if len(f[1]) > 255 {
-			return E(Invalid, "compute_service."+f[0], "%s is longer than 255 characters", f[0])
+			return E(Invalid, "compute."+f[0], "%s is longer than 255 characters", f[0])
 		}
 	}
 	return nil

@@ -325,7 +325,7 @@ func TestProviderPages(t *testing.T) {
 	if n := c.Get("/providers/cn2").Count(t, "provider-service"); n != 0 {
 		t.Errorf("cn2 shows a compute service it has not got (%d)", n)
 	}
-	w, err := models.DecodeWorldJSON([]byte(`{"providers": [{"name": "cn2", "compute_service": {"host": "cn2", "status": "disabled", "disabled_reason": "disk swap", "state": "up"}}]}`), "")
+	w, err := models.DecodeWorldJSON([]byte(`{"providers": [{"name": "cn2", "compute": {"host": "cn2", "status": "disabled", "disabled_reason": "disk swap", "state": "up"}}]}`), "")
 	if err != nil {
 		t.Fatal(err)
 	}

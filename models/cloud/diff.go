@@ -128,8 +128,11 @@ func objects(kind string, w *models.World, names map[string]string) map[string]o
 			if p.ParentUUID != nil {
 				f["parent"] = nameList([]string{*p.ParentUUID}, names)
 			}
-			if p.ComputeService != nil {
-				f["compute_service"] = p.ComputeService.Summary()
+			if c := p.Compute; c != nil {
+				f["compute"] = c.Summary()
+				if c.HypervisorType != "" {
+					f["hypervisor"] = fmt.Sprintf("%s %d %s", c.HypervisorType, c.HypervisorVersion, c.HostIP)
+				}
 			}
 			for rc, inv := range p.Inventories {
 				f["inventories."+rc] = fmt.Sprintf("total=%d reserved=%d ratio=%s", inv.Total, inv.Reserved, strconv.FormatFloat(inv.AllocationRatio, 'g', -1, 64))

@@ -98,6 +98,10 @@ type NovaHypervisor struct {
 	ID          string `json:"id"`
 	Name        string `json:"hypervisor_hostname"`
 	ServiceHost string `json:"service_host"`
+	// What ComputeCapabilitiesFilter may read of the node.
+	Type    string `json:"hypervisor_type,omitempty"`
+	Version int64  `json:"hypervisor_version,omitempty"`
+	HostIP  string `json:"host_ip,omitempty"`
 }
 
 // PlacementState is Placement's side, kept between syncs so the next one
@@ -356,6 +360,9 @@ func (c *Client) novaHypervisors(ctx context.Context, s *Snapshot) error {
 			Hypervisors []struct {
 				ID      string `json:"id"`
 				Name    string `json:"hypervisor_hostname"`
+				Type    string `json:"hypervisor_type"`
+				Version int64  `json:"hypervisor_version"`
+				HostIP  string `json:"host_ip"`
 				Service struct {
 					Host string `json:"host"`
 				} `json:"service"`
@@ -368,7 +375,8 @@ func (c *Client) novaHypervisors(ctx context.Context, s *Snapshot) error {
 			return "", 0, err
 		}
 		for _, h := range page.Hypervisors {
-			s.Hypervisors = append(s.Hypervisors, NovaHypervisor{ID: h.ID, Name: h.Name, ServiceHost: h.Service.Host})
+			s.Hypervisors = append(s.Hypervisors, NovaHypervisor{ID: h.ID, Name: h.Name, ServiceHost: h.Service.Host,
+				Type: h.Type, Version: h.Version, HostIP: h.HostIP})
 		}
 		if len(page.Hypervisors) == 0 {
 			return "", 0, nil

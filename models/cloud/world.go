@@ -119,16 +119,21 @@ func (mp *mapper) indexHosts() {
 	}
 }
 
-// services gives each host's root providers its nova-compute service. A
-// heartbeat is kept only while the service is down and not forced down
-// (ComputeService.LastSeen): a service forced down still heartbeats.
+// services gives each host's root providers its nova-compute service and
+// its compute node's hypervisor. A heartbeat is kept only while the
+// service is down and not forced down (ComputeHost.LastSeen): a service
+// forced down still heartbeats.
 func (mp *mapper) services() {
 	at := make(map[string]int, len(mp.m.World.Providers))
 	for i, p := range mp.m.World.Providers {
 		at[p.UUID] = i
 	}
+	hypervisors := map[string]NovaHypervisor{}
+	for _, h := range mp.s.Hypervisors {
+		hypervisors[h.ID] = h
+	}
 	for _, sv := range mp.s.Services {
-		cs := models.ComputeService{Host: sv.Host, Status: sv.Status, State: sv.State, ForcedDown: sv.ForcedDown}
+		cs := models.ComputeHost{Host: sv.Host, Status: sv.Status, State: sv.State, ForcedDown: sv.ForcedDown}
 		if sv.DisabledReason != nil && cs.Status == models.ServiceDisabled {
 			cs.DisabledReason = *sv.DisabledReason
 		}
@@ -138,7 +143,10 @@ func (mp *mapper) services() {
 		for _, u := range mp.providersOf(sv.Host) {
 			if i, ok := at[u]; ok {
 				c := cs
-				mp.m.World.Providers[i].ComputeService = &c
+				if h, ok := hypervisors[u]; ok {
+					c.HypervisorType, c.HypervisorVersion, c.HostIP = h.Type, h.Version, h.HostIP
+				}
+				mp.m.World.Providers[i].Compute = &c
 			}
 		}
 	}

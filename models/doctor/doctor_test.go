@@ -119,15 +119,15 @@ var trapCases = []trapCase{
 	// The service as synced, before Nova has set the trait.
 	{code: "disabled_host_in_tenant_aggregate", severity: SeverityWarning, wantFix: true, objects: []string{"h3", "tenant-p1"},
 		trap: func(w *models.World) {
-			w.Providers[2].ComputeService = &models.ComputeService{Status: models.ServiceDisabled, State: models.ServiceDown}
+			w.Providers[2].Compute = &models.ComputeHost{Status: models.ServiceDisabled, State: models.ServiceDown}
 		}},
 	{code: "down_host_in_tenant_aggregate", severity: SeverityWarning, wantFix: true, objects: []string{"h3", "tenant-p1"},
 		trap: func(w *models.World) {
-			w.Providers[2].ComputeService = &models.ComputeService{State: models.ServiceDown, LastSeen: "2026-11-30T08:00:00.000000"}
+			w.Providers[2].Compute = &models.ComputeHost{State: models.ServiceDown, LastSeen: "2026-11-30T08:00:00.000000"}
 		}},
 	{code: "down_host_in_tenant_aggregate", severity: SeverityWarning, wantFix: true, objects: []string{"h3", "tenant-p1"},
 		trap: func(w *models.World) {
-			w.Providers[2].ComputeService = &models.ComputeService{State: models.ServiceDown, ForcedDown: true}
+			w.Providers[2].Compute = &models.ComputeHost{State: models.ServiceDown, ForcedDown: true}
 		}},
 	{code: "flavor_unscoped_extra_spec", severity: SeverityError, wantFix: true, objects: []string{"m1.small"},
 		trap: func(w *models.World) { w.Flavors[0].ExtraSpecs["ssd"] = "true" }},
@@ -315,13 +315,13 @@ func TestFindingsAreOrderedAndKeyed(t *testing.T) {
 func TestUnschedulableHostsOnlyInTenantAggregates(t *testing.T) {
 	w := baseWorld()
 	for i := range w.Providers {
-		w.Providers[i].ComputeService = &models.ComputeService{Status: models.ServiceEnabled, State: models.ServiceUp}
+		w.Providers[i].Compute = &models.ComputeHost{Status: models.ServiceEnabled, State: models.ServiceUp}
 	}
-	w.Providers[0].ComputeService = &models.ComputeService{State: models.ServiceDown}
+	w.Providers[0].Compute = &models.ComputeHost{State: models.ServiceDown}
 	if fs := append(withCode(run(t, w), "down_host_in_tenant_aggregate"), withCode(run(t, w), "disabled_host_in_tenant_aggregate")...); len(fs) != 0 {
 		t.Fatalf("findings on hosts that are up or in no tenant aggregate: %+v", fs)
 	}
-	w.Providers[2].ComputeService = &models.ComputeService{State: models.ServiceDown, LastSeen: "2026-11-30T08:00:00.000000"}
+	w.Providers[2].Compute = &models.ComputeHost{State: models.ServiceDown, LastSeen: "2026-11-30T08:00:00.000000"}
 	fs := withCode(run(t, w), "down_host_in_tenant_aggregate")
 	if len(fs) != 1 || fs[0].Detail != "down (last heartbeat 2026-11-30T08:00:00.000000) host h3 is in tenant aggregate(s) tenant-p1" {
 		t.Fatalf("findings %+v", fs)

@@ -207,7 +207,7 @@ func disabledHostInTenantAggregate(in *Input) ([]Finding, error) {
 	return unschedulableInTenantAggregates(in, "disabled_host_in_tenant_aggregate",
 		"The host's compute service is disabled, so the projects of its tenant aggregates count on capacity Nova will not schedule to.",
 		func(p *models.Provider) string {
-			if p.HasTrait(traitStatusDisabled) || p.ComputeService.Disabled() {
+			if p.HasTrait(traitStatusDisabled) || p.Compute.Disabled() {
 				return "disabled"
 			}
 			return ""
@@ -222,7 +222,7 @@ func downHostInTenantAggregate(in *Input) ([]Finding, error) {
 	return unschedulableInTenantAggregates(in, "down_host_in_tenant_aggregate",
 		"The host's compute service is down, so ComputeFilter fails it and the projects of its tenant aggregates count on capacity that is not there.",
 		func(p *models.Provider) string {
-			cs := p.ComputeService
+			cs := p.Compute
 			switch {
 			case p.HasTrait(traitStatusDisabled) || cs.Disabled() || !cs.Down():
 				return ""

@@ -25,7 +25,9 @@ type ComputeCapabilitiesFilter struct{}
 func (ComputeCapabilitiesFilter) Name() string { return models.FilterComputeCapabilities }
 
 // hostStateUnknown are HostState attributes (26.0.0 … 33.0.0) corral
-// cannot know: a spec on one passes here, and the reason says so.
+// cannot know (hypervisor_type, hypervisor_version and host_ip unless a
+// sync read the compute node): a spec on one passes here, and the reason
+// says so.
 var hostStateUnknown = []string{
 	"cpu_info", "hypervisor_type", "hypervisor_version", "supported_instances", "host_ip", "metrics", "numa_topology",
 	"pci_stats", "limits", "instances", "aggregates", "cell_uuid", "updated", "service", "stats", "disk_mb_used",
@@ -71,11 +73,31 @@ func capabilityValue(h *HostState, r *Request, name string) (v string, known, at
 			return h.Provider.UUID, true, true
 		}
 		return "", true, true
+	case "hypervisor_type", "hypervisor_version", "host_ip":
+		// Known when a sync read the compute node (os-hypervisors).
+		if c := hostCompute(h); c != nil && c.HypervisorType != "" {
+			switch name {
+			case "hypervisor_type":
+				return c.HypervisorType, true, true
+			case "hypervisor_version":
+				return strconv.FormatInt(c.HypervisorVersion, 10), true, true
+			}
+			if c.HostIP != "" {
+				return c.HostIP, true, true
+			}
+		}
 	}
 	// Compute node stats (num_vm_active, num_proj_<id>, io_workload…)
 	// are not synced either.
 	stat := strings.HasPrefix(name, "num_") || name == "io_workload"
 	return "", false, stat || slices.Contains(hostStateUnknown, name)
+}
+
+func hostCompute(h *HostState) *models.ComputeHost {
+	if h == nil || h.Provider == nil {
+		return nil
+	}
+	return h.Provider.Compute
 }
 
 // pyFloat is str() of a Python float.

@@ -52,3 +52,31 @@ func TestComputeCapabilitiesFilter(t *testing.T) {
 		t.Errorf("zed: %+v", v)
 	}
 }
+
+// A synced compute node's hypervisor_type, hypervisor_version and host_ip
+// are judged as Nova's HostState holds them (the classic unscoped
+// hypervisor_type=QEMU on hosts of another hypervisor fails them all);
+// without a synced node they pass, saying corral cannot know.
+func TestComputeCapabilitiesFromTheComputeNode(t *testing.T) {
+	h := &HostState{Provider: &models.Provider{UUID: "u1", Name: "host1",
+		Compute: &models.ComputeHost{HypervisorType: "fake", HypervisorVersion: 1000, HostIP: "192.0.2.7"}}}
+	for _, tc := range []struct {
+		specs  map[string]string
+		pass   bool
+		reason string
+	}{
+		{map[string]string{"hypervisor_type": "QEMU"}, false, "does not match the host's hypervisor_type=fake"},
+		{map[string]string{"hypervisor_type": "s== fake"}, true, "match"},
+		{map[string]string{"capabilities:hypervisor_version": ">= 2000"}, false, "hypervisor_version=1000"},
+		{map[string]string{"hypervisor_version": ">= 1000", "host_ip": "192.0.2.7"}, true, "match"},
+	} {
+		v := ComputeCapabilitiesFilter{}.Filter(h, hfRequest(tc.specs))
+		if v.Passed != tc.pass || !strings.Contains(v.Reason, tc.reason) {
+			t.Errorf("%v: passed %v %q, want %v %q", tc.specs, v.Passed, v.Reason, tc.pass, tc.reason)
+		}
+	}
+	h.Provider.Compute = nil
+	if v := (ComputeCapabilitiesFilter{}).Filter(h, hfRequest(map[string]string{"hypervisor_type": "QEMU"})); !v.Passed || !strings.Contains(v.Reason, "cannot know") {
+		t.Errorf("without a synced node: %+v", v)
+	}
+}

@@ -15,10 +15,10 @@ func (ComputeFilter) Name() string { return models.FilterCompute }
 
 // Filter implements HostFilter.
 func (ComputeFilter) Filter(h *HostState, _ *Request) Verdict {
-	if h == nil || h.Provider == nil || h.Provider.ComputeService == nil {
+	if h == nil || h.Provider == nil || !h.Provider.Compute.ServiceKnown() {
 		return Verdict{Passed: true, Reason: "the host's compute service is not known to corral (a sync reads it): taken as enabled and up"}
 	}
-	s := h.Provider.ComputeService
+	s := h.Provider.Compute
 	switch {
 	case s.Disabled():
 		reason := "the host's compute service is disabled"

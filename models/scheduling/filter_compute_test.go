@@ -15,11 +15,11 @@ import (
 // know pass, and a world without the filter enabled lets every host by.
 func TestComputeFilter(t *testing.T) {
 	doc := `{"providers": [
-	  {"name": "up", "inventories": {"VCPU": {"total": 8, "allocation_ratio": 1}}, "compute_service": {"host": "up", "status": "enabled", "state": "up"}},
+	  {"name": "up", "inventories": {"VCPU": {"total": 8, "allocation_ratio": 1}}, "compute": {"host": "up", "status": "enabled", "state": "up"}},
 	  {"name": "unknown", "inventories": {"VCPU": {"total": 8, "allocation_ratio": 1}}},
-	  {"name": "disabled", "inventories": {"VCPU": {"total": 8, "allocation_ratio": 1}}, "compute_service": {"status": "disabled", "disabled_reason": "maintenance", "state": "up"}},
-	  {"name": "forced", "inventories": {"VCPU": {"total": 8, "allocation_ratio": 1}}, "compute_service": {"state": "down", "forced_down": true}},
-	  {"name": "dead", "inventories": {"VCPU": {"total": 8, "allocation_ratio": 1}}, "compute_service": {"state": "down", "last_seen": "2026-12-01T10:00:00.000000"}}],
+	  {"name": "disabled", "inventories": {"VCPU": {"total": 8, "allocation_ratio": 1}}, "compute": {"status": "disabled", "disabled_reason": "maintenance", "state": "up"}},
+	  {"name": "forced", "inventories": {"VCPU": {"total": 8, "allocation_ratio": 1}}, "compute": {"state": "down", "forced_down": true}},
+	  {"name": "dead", "inventories": {"VCPU": {"total": 8, "allocation_ratio": 1}}, "compute": {"state": "down", "last_seen": "2026-12-01T10:00:00.000000"}}],
 	  "flavors": [{"name": "f", "vcpus": 1, "ram_mb": 0, "disk_gb": 0}]}`
 	w, err := models.DecodeWorldJSON([]byte(doc), "")
 	if err != nil {
@@ -30,7 +30,7 @@ func TestComputeFilter(t *testing.T) {
 	if err := models.EncodeWorld(&out, w); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), `"compute_service": {`) || !strings.Contains(out.String(), `"disabled_reason": "maintenance"`) {
+	if !strings.Contains(out.String(), `"compute": {`) || !strings.Contains(out.String(), `"disabled_reason": "maintenance"`) {
 		t.Fatalf("encoded world lost the service:\n%s", out.String())
 	}
 	want := map[string]string{
@@ -73,12 +73,12 @@ func TestComputeFilter(t *testing.T) {
 
 // A service's status and state take Nova's words only, and only a host
 // runs one.
-func TestComputeServiceValidated(t *testing.T) {
+func TestComputeHostValidated(t *testing.T) {
 	for _, tc := range []struct{ doc, field string }{
-		{`{"providers": [{"name": "h", "compute_service": {"status": "off"}}]}`, "providers[0].compute_service.status"},
-		{`{"providers": [{"name": "h", "compute_service": {"state": "gone"}}]}`, "providers[0].compute_service.state"},
-		{`{"providers": [{"name": "h", "compute_service": {"disabled_reason": "` + strings.Repeat("x", 256) + `"}}]}`, "providers[0].compute_service.disabled_reason"},
-		{`{"providers": [{"name": "h"}, {"name": "n", "parent": "h", "compute_service": {}}]}`, "providers[1].compute_service"},
+		{`{"providers": [{"name": "h", "compute": {"status": "off"}}]}`, "providers[0].compute.status"},
+		{`{"providers": [{"name": "h", "compute": {"state": "gone"}}]}`, "providers[0].compute.state"},
+		{`{"providers": [{"name": "h", "compute": {"disabled_reason": "` + strings.Repeat("x", 256) + `"}}]}`, "providers[0].compute.disabled_reason"},
+		{`{"providers": [{"name": "h"}, {"name": "n", "parent": "h", "compute": {}}]}`, "providers[1].compute"},
 	} {
 		w, err := models.DecodeWorldJSON([]byte(tc.doc), "")
 		if err == nil {

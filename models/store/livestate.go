@@ -163,7 +163,7 @@ func changedOnly(cur, merged *models.World) *models.World {
 	for _, p := range merged.Providers {
 		o, ok := provs[p.UUID]
 		if !ok || o.Name != p.Name || !reflect.DeepEqual(o.ParentUUID, p.ParentUUID) || !reflect.DeepEqual(o.Traits, p.Traits) ||
-			!sameMap(o.Inventories, p.Inventories) || !sameMap(o.Usages, p.Usages) || !reflect.DeepEqual(o.ComputeService, p.ComputeService) {
+			!sameMap(o.Inventories, p.Inventories) || !sameMap(o.Usages, p.Usages) || !reflect.DeepEqual(o.Compute, p.Compute) {
 			out.Providers = append(out.Providers, p)
 		}
 	}

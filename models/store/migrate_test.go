@@ -37,7 +37,7 @@ var v2Tables = []string{"consumers", "allocations", "cloud_syncs", "cloud_state"
 // tables (0005 flavor access, 0007 aggregates' two memberships, 0008
 // ephemeral disk and swap, 0009 a host's compute service).
 var laterColumns = map[string][]string{"flavors": {"private", "projects", "ephemeral_gb", "swap_mb"}, "aggregates": {"not_in_placement", "not_in_nova"},
-	"providers": {"compute_service"}}
+	"providers": {"compute"}}
 
 // withoutLaterColumns is a schema dump as version 0001 left it: the
 // columns laterColumns lists, and their part of SQLite's table statement,
@@ -60,7 +60,7 @@ func withoutLaterColumns(dump []string, pg bool) []string {
 			l = strings.Replace(l, ",not_in_placement text,not_in_nova text", "", 1)
 		}
 		if !pg && strings.HasPrefix(l, "providers object table providers:") {
-			l = strings.Replace(l, ",compute_service text", "", 1)
+			l = strings.Replace(l, ",compute text", "", 1)
 		}
 		out = append(out, l)
 	}

@@ -298,7 +298,7 @@ func cloneProvider(p *models.Provider) *models.Provider {
 	c.Traits = slices.Clone(p.Traits)
 	c.Inventories = maps.Clone(p.Inventories)
 	c.Usages = maps.Clone(p.Usages)
-	c.ComputeService = cloneService(p.ComputeService)
+	c.Compute = cloneService(p.Compute)
 	if p.ParentUUID != nil {
 		v := *p.ParentUUID
 		c.ParentUUID = &v
@@ -306,7 +306,7 @@ func cloneProvider(p *models.Provider) *models.Provider {
 	return &c
 }
 
-func cloneService(s *models.ComputeService) *models.ComputeService {
+func cloneService(s *models.ComputeHost) *models.ComputeHost {
 	if s == nil {
 		return nil
 	}

@@ -451,8 +451,8 @@ func keepProviderFields(cur *models.World, given *models.Given, m *models.World)
 		if !f.Has(models.FieldInventories) || p.Inventories == nil {
 			p.Inventories = maps.Clone(old.Inventories)
 		}
-		if !f.Has(models.FieldComputeService) {
-			p.ComputeService = cloneService(old.ComputeService)
+		if !f.Has(models.FieldCompute) {
+			p.Compute = cloneService(old.Compute)
 		}
 		// Usages are settled once the consumers are merged (settleUsages).
 	}

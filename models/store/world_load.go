@@ -244,7 +244,7 @@ func scanProviders(tx *gorm.DB) ([]models.Provider, error) {
 // scanProviderRows reads the providers q selects, in name order.
 func scanProviderRows(q *gorm.DB, n int) ([]models.Provider, error) {
 	rows, err := q.
-		Select("uuid, name, parent_uuid, root_uuid, traits, inventories, usages, generation, created_at, updated_at, compute_service").
+		Select("uuid, name, parent_uuid, root_uuid, traits, inventories, usages, generation, created_at, updated_at, compute").
 		Order("name").Rows()
 	if err != nil {
 		return nil, err
@@ -272,7 +272,7 @@ func scanProviderRows(q *gorm.DB, n int) ([]models.Provider, error) {
 		if err := decodeJSONColumn(usages, &p.Usages); err != nil {
 			return nil, fmt.Errorf("provider %s usages: %w", p.Name, err)
 		}
-		if err := decodeJSONColumn(service, &p.ComputeService); err != nil {
+		if err := decodeJSONColumn(service, &p.Compute); err != nil {
 			return nil, fmt.Errorf("provider %s compute service: %w", p.Name, err)
 		}
 		normaliseProvider(&p)

@@ -39,7 +39,7 @@ func scanProvidersJoined(tx *gorm.DB) ([]models.Provider, error) {
 	rows, err := tx.Raw(`SELECT uuid ` + sep + ` name ` + sep + ` ifnull('+' || parent_uuid, '') ` + sep +
 		` ifnull(root_uuid, '') ` + sep + ` ifnull(traits, '') ` + sep + ` ifnull(inventories, '') ` + sep +
 		` ifnull(usages, '') ` + sep + ` generation ` + sep + ` ifnull(created_at, '') ` + sep + ` ifnull(updated_at, '') ` + sep +
-		` ifnull(compute_service, '')
+		` ifnull(compute, '')
 		FROM providers ORDER BY name`).Rows()
 	if err != nil {
 		return nil, err
@@ -80,7 +80,7 @@ func scanProvidersJoined(tx *gorm.DB) ([]models.Provider, error) {
 		if p.UpdatedAt, ok = sqliteTime(f[9]); !ok {
 			return nil, errSlowScan
 		}
-		if err = decodeJSONColumn([]byte(f[10]), &p.ComputeService); err != nil {
+		if err = decodeJSONColumn([]byte(f[10]), &p.Compute); err != nil {
 			return nil, fmt.Errorf("provider %s compute service: %w", p.Name, err)
 		}
 		normaliseProvider(&p)

@@ -941,7 +941,7 @@ func ProviderDetail(p views.Page, d ProviderDetailProps) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if cs := d.Node.P.ComputeService; cs != nil {
+			if cs := d.Node.P.Compute; cs != nil {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 75, "<dt>Compute service</dt><dd data-testid=\"provider-service\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err

@@ -38,15 +38,15 @@ var allWeighers = []string{wRAM, wCPU, wDisk, wIoOps, wPCI, wSoftAffinity, wSoft
 // restricted is Nova restricted to what corral models: its filters and
 // weighers only, and the request filters corral has turned on.
 var restricted = config{name: "restricted", enforce: true, subset: 1,
-	on:  []string{fCompute, fExtraSpecs, fTenant, fAntiAffinity, fAffinity, wSoftAffinity, wSoftAnti},
-	off: []string{fCapabilities, fImageProps, wRAM, wCPU, wDisk, wIoOps, wPCI, wBuildFailure, wCrossCell, wMetrics},
+	on:  []string{fCompute, fCapabilities, fExtraSpecs, fTenant, fAntiAffinity, fAffinity, wSoftAffinity, wSoftAnti},
+	off: []string{fImageProps, wRAM, wCPU, wDisk, wIoOps, wPCI, wBuildFailure, wCrossCell, wMetrics},
 	conf: `[scheduler]
 limit_tenants_to_placement_aggregate = True
 placement_aggregate_required_for_tenants = False
 query_placement_for_availability_zone = True
 enable_isolated_aggregate_filtering = True
 [filter_scheduler]
-enabled_filters = ComputeFilter,AggregateInstanceExtraSpecsFilter,AggregateMultiTenancyIsolation,ServerGroupAntiAffinityFilter,ServerGroupAffinityFilter
+enabled_filters = ComputeFilter,ComputeCapabilitiesFilter,AggregateInstanceExtraSpecsFilter,AggregateMultiTenancyIsolation,ServerGroupAntiAffinityFilter,ServerGroupAffinityFilter
 weight_classes = nova.scheduler.weights.affinity.ServerGroupSoftAffinityWeigher,nova.scheduler.weights.affinity.ServerGroupSoftAntiAffinityWeigher
 host_subset_size = 1
 shuffle_best_same_weighed_hosts = False

@@ -73,7 +73,7 @@ var mustAgree = map[string]bool{
 	pZedTenantKeys:  true,
 	pReservationPfx: true,
 	fCompute:        true,
-	fCapabilities:   false,
+	fCapabilities:   true,
 	fImageProps:     false,
 	wRAM:            true,
 	wCPU:            true,

@@ -11,7 +11,8 @@ import (
 	"corral/models/store/storetest"
 )
 
-// A sync reads each host's nova-compute service from the real nova-api:
+// A sync reads each host's nova-compute service and hypervisor from the
+// real nova-api:
 // disabled with its reason, forced down, and down for want of a heartbeat
 // (the test cloud's services have none since cloudtest.LongAgo). The
 // state is steady, so the next sync finds no change; ComputeFilter then
@@ -48,8 +49,8 @@ func TestSyncReadsComputeServices(t *testing.T) {
 	w, _, err := st.LoadWorld(ctx)
 	must(t, err)
 	lastSeen := "2000-01-01T00:00:00.000000"
-	want := map[string]models.ComputeService{
-		"svc-plain":    {Host: "svc-plain", Status: models.ServiceEnabled, State: models.ServiceDown, LastSeen: lastSeen},
+	want := map[string]models.ComputeHost{
+		"svc-plain": {Host: "svc-plain", Status: models.ServiceEnabled, State: models.ServiceDown, LastSeen: lastSeen},
 		// Disabling wrote the row: Nova's updated_at is then, though the
 		// service is no more alive than before (Nova judges liveness by
 		// last_seen_up or created_at).
@@ -59,11 +60,13 @@ func TestSyncReadsComputeServices(t *testing.T) {
 	}
 	for _, p := range w.Providers {
 		if wnt, ok := want[p.Name]; ok {
-			if p.Name == "svc-disabled" && p.ComputeService != nil && p.ComputeService.LastSeen > lastSeen {
-				wnt.LastSeen = p.ComputeService.LastSeen
+			if p.Name == "svc-disabled" && p.Compute != nil && p.Compute.LastSeen > lastSeen {
+				wnt.LastSeen = p.Compute.LastSeen
 			}
-			if p.ComputeService == nil || *p.ComputeService != wnt {
-				t.Errorf("%s's service %+v, want %+v", p.Name, p.ComputeService, wnt)
+			// The compute node cloudtest writes: a fake hypervisor.
+			wnt.HypervisorType, wnt.HypervisorVersion, wnt.HostIP = "fake", 1, "127.0.0.1"
+			if p.Compute == nil || *p.Compute != wnt {
+				t.Errorf("%s's service %+v, want %+v", p.Name, p.Compute, wnt)
 			}
 			delete(want, p.Name)
 		}

@@ -13,13 +13,13 @@ import (
 // read back by every loader (SQLite's joined scan and the column scan), kept
 // by a merge import that does not mention it, and a change of it alone
 // makes a sync store a new revision.
-func TestComputeServiceStored(t *testing.T) {
+func TestComputeHostStored(t *testing.T) {
 	ctx := context.Background()
 	storetest.ForEach(t, func(t *testing.T, s *store.Store) {
 		if _, err := s.LoadDemo(ctx); err != nil {
 			t.Fatal(err)
 		}
-		doc := `{"providers": [{"name": "cn1", "compute_service": {"host": "cn1", "status": "disabled", "disabled_reason": "maintenance", "state": "up"}}]}`
+		doc := `{"providers": [{"name": "cn1", "compute": {"host": "cn1", "status": "disabled", "disabled_reason": "maintenance", "state": "up"}}]}`
 		in, err := models.DecodeWorldJSON([]byte(doc), "")
 		if err != nil {
 			t.Fatal(err)
@@ -27,10 +27,10 @@ func TestComputeServiceStored(t *testing.T) {
 		if err := s.ImportWorld(ctx, admin, in, false); err != nil {
 			t.Fatal(err)
 		}
-		serviceOf := func(w *models.World, name string) *models.ComputeService {
+		serviceOf := func(w *models.World, name string) *models.ComputeHost {
 			for _, p := range w.Providers {
 				if p.Name == name {
-					return p.ComputeService
+					return p.Compute
 				}
 			}
 			t.Fatalf("no provider %s", name)
@@ -73,7 +73,7 @@ func TestComputeServiceStored(t *testing.T) {
 		rev, _ := s.Revision(ctx)
 		for i := range live.Providers {
 			if live.Providers[i].Name == "cn1" {
-				live.Providers[i].ComputeService = &models.ComputeService{Host: "cn1", State: models.ServiceDown, ForcedDown: true}
+				live.Providers[i].Compute = &models.ComputeHost{Host: "cn1", State: models.ServiceDown, ForcedDown: true}
 			}
 		}
 		if err := s.ReplaceLiveState(ctx, admin, &models.LiveState{World: live}); err != nil {

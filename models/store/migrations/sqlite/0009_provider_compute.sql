@@ -1,5 +1,5 @@
 -- A host's nova-compute service (status, state, forced down, last heartbeat
 -- while down), as JSON: what ComputeFilter reads
--- (models.Provider.ComputeService).
+-- (models.Provider.Compute).
 
-ALTER TABLE providers ADD COLUMN compute_service text;
+ALTER TABLE providers ADD COLUMN compute text;

@@ -49,6 +49,7 @@ const (
 	NovaSectionCorral          = "corral"
 	NovaSectionScheduler       = "scheduler"
 	NovaSectionFilterScheduler = "filter_scheduler"
+	NovaSectionDefault         = "DEFAULT"
 )
 
 // Setting is one row of the settings table.
@@ -84,6 +85,13 @@ var HostFilters = []HostFilterInfo{
 	{Name: FilterServerGroupAntiAffinity, Help: "A host passes while it holds fewer members of the anti-affinity group than max_server_per_host (default 1)."},
 	{Name: FilterComputeCapabilities, Help: "Flavor extra specs without a scope, or scoped capabilities:, must match the host's state (free_ram_mb, vcpus_total, …) with Nova's operators; a key the host state lacks (ssd=true) fails every host."},
 	{Name: FilterCompute, Help: "A host whose nova-compute service is disabled, forced down or not heard from in time (as Nova reported it at the last sync) gets nothing."},
+	{Name: FilterAvailabilityZone, Help: "Deprecated in Nova: with a zone requested, a host passes when its zone aggregates name the zone (or, in none, when the zone is the default zone)."},
+	{Name: FilterNumInstances, Help: "A host holding max_instances_per_host instances takes no more."},
+	{Name: FilterAggregateNumInstances, Help: "As NumInstancesFilter, with the smallest max_instances_per_host of the host's aggregates where one sets it."},
+	{Name: FilterIoOps, Help: "A host with max_io_ops_per_host instances building or moving takes no more (corral counts only the request's own: task states are not synced)."},
+	{Name: FilterAggregateIoOps, Help: "As IoOpsFilter, with the smallest max_io_ops_per_host of the host's aggregates where one sets it."},
+	{Name: FilterSameHost, Help: "With the same_host hint, only the hosts running one of the servers it names."},
+	{Name: FilterDifferentHost, Help: "With the different_host hint, only the hosts running none of the servers it names."},
 }
 
 // NotModelledHelp is what the settings page and the preview say of a
@@ -95,8 +103,7 @@ const NotModelledHelp = "not modelled: this preview may differ from Nova"
 // them (a nova.conf import keeps them); they pass every host, and the
 // settings page and the preview name them as not modelled.
 var NotModelledFilters = []string{
-	"ImagePropertiesFilter", "AvailabilityZoneFilter", "SameHostFilter", "DifferentHostFilter",
-	"NumInstancesFilter", "AggregateNumInstancesFilter", "IoOpsFilter", "AggregateIoOpsFilter", "IsolatedHostsFilter",
+	"ImagePropertiesFilter", "IsolatedHostsFilter",
 	"AggregateImagePropertiesIsolation", "JsonFilter", "PciPassthroughFilter", "NUMATopologyFilter", "MetricsFilter",
 	"SimpleCIDRAffinityFilter", "AllHostsFilter", "AggregateTypeAffinityFilter",
 }
@@ -149,6 +156,15 @@ var SettingTable = []Setting{
 		Label: "Host filters", Section: NovaSectionFilterScheduler, Option: "enabled_filters",
 		Default: []string{FilterAggregateInstanceExtraSpecs, FilterAggregateMultiTenancy, FilterServerGroupAffinity, FilterServerGroupAntiAffinity},
 		Help:    "The host filters that run, in order."},
+	{Name: "max_instances_per_host", Kind: SettingNumber, Group: GroupHostFilters,
+		Label: "Instances per host", Default: 50.0, Section: NovaSectionFilterScheduler, Option: "max_instances_per_host",
+		Help: "NumInstancesFilter and AggregateNumInstancesFilter: a host with this many instances takes no more."},
+	{Name: "max_io_ops_per_host", Kind: SettingNumber, Group: GroupHostFilters,
+		Label: "I/O ops per host", Default: 8.0, Section: NovaSectionFilterScheduler, Option: "max_io_ops_per_host",
+		Help: "IoOpsFilter and AggregateIoOpsFilter: a host with this many instances building or moving takes no more."},
+	{Name: "default_availability_zone", Kind: SettingText, Group: GroupHostFilters,
+		Label: "Default zone", Default: "nova", Section: NovaSectionDefault, Option: "default_availability_zone",
+		Help: "The zone of a host in no zone aggregate, as AvailabilityZoneFilter reads it."},
 	{Name: "soft_affinity_weight_multiplier", Kind: SettingNumber, Group: GroupWeighers,
 		Label: "soft-affinity multiplier", Default: 1.0, Section: NovaSectionFilterScheduler, Option: "soft_affinity_weight_multiplier",
 		Help: "How strongly soft-affinity groups pack onto hosts already holding members (0 ignores the policy)."},

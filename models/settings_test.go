@@ -67,6 +67,7 @@ func TestDefaultSettingsFromTable(t *testing.T) {
 		MaxPlacementResults: 1000, WeightClasses: NovaDefaultWeightClasses,
 		RAMWeightMultiplier: 1, CPUWeightMultiplier: 1, DiskWeightMultiplier: 1, IoOpsWeightMultiplier: -1,
 		BuildFailureWeightMultiplier: 1000000, HostSubsetSize: 1,
+		MaxInstancesPerHost: 50, MaxIoOpsPerHost: 8, DefaultAvailabilityZone: "nova",
 	}
 	got := DefaultSettings()
 	if !reflect.DeepEqual(got, want) {
@@ -167,6 +168,8 @@ func TestNovaConfLinesFromTable(t *testing.T) {
 		"",
 		"[filter_scheduler]",
 		"enabled_filters = " + strings.Join(st.EnabledFilters, ","),
+		"max_instances_per_host = 50",
+		"max_io_ops_per_host = 8",
 		"soft_affinity_weight_multiplier = 1",
 		"soft_anti_affinity_weight_multiplier = 2.5",
 		"weight_classes = " + NovaDefaultWeightClasses,
@@ -178,6 +181,9 @@ func TestNovaConfLinesFromTable(t *testing.T) {
 		"build_failure_weight_multiplier = 1e+06",
 		"host_subset_size = 1",
 		"shuffle_best_same_weighed_hosts = false",
+		"",
+		"[DEFAULT]",
+		"default_availability_zone = nova",
 	}
 	if got := NovaConfLines(st); !reflect.DeepEqual(got, want) {
 		t.Errorf("lines\n got %q\nwant %q", got, want)

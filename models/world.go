@@ -27,6 +27,9 @@ type Settings struct {
 	BuildFailureWeightMultiplier         float64  `json:"build_failure_weight_multiplier"`
 	HostSubsetSize                       float64  `json:"host_subset_size"`
 	ShuffleBestSameWeighedHosts          bool     `json:"shuffle_best_same_weighed_hosts"`
+	MaxInstancesPerHost                  float64  `json:"max_instances_per_host"`
+	MaxIoOpsPerHost                      float64  `json:"max_io_ops_per_host"`
+	DefaultAvailabilityZone              string   `json:"default_availability_zone"`
 }
 
 // Host filter names, as nova.conf spells them.
@@ -38,6 +41,13 @@ const (
 	FilterServerGroupAntiAffinity     = "ServerGroupAntiAffinityFilter"
 	FilterComputeCapabilities         = "ComputeCapabilitiesFilter"
 	FilterCompute                     = "ComputeFilter"
+	FilterAvailabilityZone            = "AvailabilityZoneFilter"
+	FilterNumInstances                = "NumInstancesFilter"
+	FilterAggregateNumInstances       = "AggregateNumInstancesFilter"
+	FilterIoOps                       = "IoOpsFilter"
+	FilterAggregateIoOps              = "AggregateIoOpsFilter"
+	FilterSameHost                    = "SameHostFilter"
+	FilterDifferentHost               = "DifferentHostFilter"
 )
 
 // World is everything the filtering core needs to decide, normalised: every

@@ -193,11 +193,11 @@ func TestSettingsImportNovaConf(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "c.db")
 	conf := filepath.Join(dir, "nova.conf")
-	if err := os.WriteFile(conf, []byte("[scheduler]\nlimit_tenants_to_placement_aggregate = true\n[filter_scheduler]\nenabled_filters = ComputeFilter,AggregateMultiTenancyIsolation\n"), 0o600); err != nil {
+	if err := os.WriteFile(conf, []byte("[scheduler]\nlimit_tenants_to_placement_aggregate = true\n[filter_scheduler]\nenabled_filters = ImagePropertiesFilter,AggregateMultiTenancyIsolation\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut := runCLI(t, "", "settings", "import", "--db", db, conf)
-	if code != 0 || !strings.Contains(out, "settings saved") || !strings.Contains(out, "not modelled: this preview may differ from Nova: ComputeFilter") {
+	if code != 0 || !strings.Contains(out, "settings saved") || !strings.Contains(out, "not modelled: this preview may differ from Nova: ImagePropertiesFilter") {
 		t.Fatalf("settings import: %d\n%s\n%s", code, out, errOut)
 	}
 	_, exported, _ := runCLI(t, "", "export", "--db", db)

@@ -20,7 +20,7 @@ placement_req_default_forbidden_member_prefix = ['reservation:']
 
 [filter_scheduler]
 enabled_filters = ComputeFilter,AggregateMultiTenancyIsolation,
-    ServerGroupAntiAffinityFilter, AvailabilityZoneFilter
+    ServerGroupAntiAffinityFilter, ImagePropertiesFilter
 soft_anti_affinity_weight_multiplier = 2.5
 `
 
@@ -37,7 +37,7 @@ func TestSettingsFromNovaConf(t *testing.T) {
 	want.LimitTenantsToPlacementAggregate = true
 	want.EnableIsolatedAggregateFiltering = true
 	// Nova's filters corral does not model are kept, and named.
-	want.EnabledFilters = []string{"ComputeFilter", models.FilterAggregateMultiTenancy, models.FilterServerGroupAntiAffinity, "AvailabilityZoneFilter"}
+	want.EnabledFilters = []string{models.FilterCompute, models.FilterAggregateMultiTenancy, models.FilterServerGroupAntiAffinity, "ImagePropertiesFilter"}
 	want.SoftAntiAffinityWeightMultiplier = 2.5
 	// weight_classes is not set: Nova's default, every weigher.
 	want.WeightClasses = models.AllWeighers
@@ -45,7 +45,7 @@ func TestSettingsFromNovaConf(t *testing.T) {
 		t.Errorf("settings\n got %+v\nwant %+v", st, want)
 	}
 	for _, note := range []string{
-		"not modelled: this preview may differ from Nova: ComputeFilter, AvailabilityZoneFilter",
+		"not modelled: this preview may differ from Nova: ImagePropertiesFilter",
 		"not modelled: this preview may differ from Nova (weighers): PCIWeigher, MetricsWeigher, HypervisorVersionWeigher, ImagePropsWeigher",
 		"[filter_scheduler] weight_classes not set: Nova's default nova.scheduler.weights.all_weighers",
 	} {

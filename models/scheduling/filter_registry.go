@@ -14,6 +14,13 @@ var hostFilters = []HostFilter{
 	ServerGroupAntiAffinityFilter{},
 	ComputeCapabilitiesFilter{},
 	ComputeFilter{},
+	AvailabilityZoneFilter{},
+	NumInstancesFilter{},
+	AggregateNumInstancesFilter{},
+	IoOpsFilter{},
+	AggregateIoOpsFilter{},
+	SameHostFilter{},
+	DifferentHostFilter{},
 }
 
 // notModelledFilter stands for one of Nova's filters corral does not

@@ -17,6 +17,13 @@ func TestRegistry(t *testing.T) {
 		models.FilterServerGroupAntiAffinity,
 		models.FilterComputeCapabilities,
 		models.FilterCompute,
+		models.FilterAvailabilityZone,
+		models.FilterNumInstances,
+		models.FilterAggregateNumInstances,
+		models.FilterIoOps,
+		models.FilterAggregateIoOps,
+		models.FilterSameHost,
+		models.FilterDifferentHost,
 	}
 	if got := HostFilterNames(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("HostFilterNames() = %v, want %v", got, want)
@@ -32,7 +39,7 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("default enabled filter %q is unknown", name)
 		}
 	}
-	for _, bad := range []string{"", "aggregateinstanceextraspecsfilter", "AvailabilityZoneFilter"} {
+	for _, bad := range []string{"", "aggregateinstanceextraspecsfilter", "ImagePropertiesFilter"} {
 		if _, ok := LookupHostFilter(bad); ok {
 			t.Errorf("LookupHostFilter(%q) found a filter", bad)
 		}
@@ -50,7 +57,9 @@ func TestFiltersTolerateEmptyInput(t *testing.T) {
 		hfHost("bare"),
 		{Provider: &models.Provider{Name: "nil-agg"}, Aggregates: []*models.Aggregate{nil, {Metadata: nil}}},
 	}
-	reqs := []*Request{{}, hfRequest(nil), {Group: &models.ServerGroup{Policy: models.PolicyAntiAffinity}}}
+	// Nova's own defaults (max_instances_per_host 50, …) in force.
+	def := models.DefaultSettings()
+	reqs := []*Request{{Settings: def}, hfRequest(nil), {Group: &models.ServerGroup{Policy: models.PolicyAntiAffinity}, Settings: def}}
 	for _, name := range HostFilterNames() {
 		f, _ := LookupHostFilter(name)
 		for _, h := range hosts {

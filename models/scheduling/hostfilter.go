@@ -36,6 +36,9 @@ type Request struct {
 	// boot from volume.
 	Image map[string]string
 	IsBFV bool
+	// SameHost and DifferentHost map each host to the servers of that
+	// scheduler hint it runs; nil when the hint is not given.
+	SameHost, DifferentHost map[string][]string
 	// consumedOn is what a multi-create's earlier instances took, per
 	// host name (weigher_resources.go); a run owns it.
 	consumedOn map[string]hostUse

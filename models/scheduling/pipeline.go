@@ -352,13 +352,14 @@ func (r *run) schedule(alive []int32) []int32 {
 			if r.capacity != nil {
 				alive = r.refilterCapacity(alive, int32(k))
 			}
-			if r.req.Group == nil && r.capacity == nil && !r.weighsUse() {
+			filtersUse := r.filtersUse()
+			if r.req.Group == nil && r.capacity == nil && !r.weighsUse() && !filtersUse {
 				// Without a group nothing a round sees changes: every
 				// instance goes where the first went.
 				r.picks = append(r.picks, r.picks[0])
 				continue
 			}
-			if r.req.Group != nil {
+			if r.req.Group != nil || filtersUse {
 				alive = r.refilter(alive, int32(k))
 			}
 		}
@@ -450,14 +451,17 @@ func (r *run) consume(h int32) {
 	}
 }
 
-// refilter judges the hosts still in the running for round k. Filters that
-// do not look at the group passed them before and still do.
+// refilter judges the hosts still in the running for round k with the
+// filters Nova runs for every instance: the group filters and those that
+// count the earlier instances. The others (run_filter_once_per_request)
+// passed them before and still do.
 func (r *run) refilter(alive []int32, k int32) []int32 {
 	kept := alive[:0]
 next:
 	for _, h := range alive {
 		for si := range r.stages {
-			if sc := r.stages[si].scope; sc != scopeGroup && sc != scopeHost {
+			u, perInstance := r.stages[si].f.(interface{ readsUse() bool })
+			if r.stages[si].scope != scopeGroup && !(perInstance && u.readsUse()) {
 				continue
 			}
 			if v := r.judge(si, h); !r.verdicts[v].Passed {

@@ -24,9 +24,11 @@ type RequestSpec struct {
 	// Image is the image booted, by the properties scheduling reads.
 	Image *ImageSpec `json:"image,omitempty"`
 	// IsBFV is a boot from volume: Nova asks no DISK_GB for the root disk.
-	IsBFV     bool              `json:"is_bfv,omitempty"`
-	Placement PlacementSpec     `json:"placement,omitzero"`
-	Settings  *SettingsOverride `json:"settings,omitempty"`
+	IsBFV bool `json:"is_bfv,omitempty"`
+	// SchedulerHints are the boot's same_host and different_host hints.
+	SchedulerHints *SchedulerHints   `json:"scheduler_hints,omitempty"`
+	Placement      PlacementSpec     `json:"placement,omitzero"`
+	Settings       *SettingsOverride `json:"settings,omitempty"`
 	// Limit caps the providers and hosts listed in the trace; 0 lists all.
 	Limit int `json:"limit,omitempty"`
 	// Hosts chooses which hosts the trace lists, for a page that shows
@@ -109,6 +111,7 @@ type requestDoc struct {
 	NumInstances     *int            `json:"num_instances"`
 	Image            *ImageSpec      `json:"image"`
 	IsBFV            bool            `json:"is_bfv"`
+	SchedulerHints   json.RawMessage `json:"scheduler_hints"`
 	Placement        json.RawMessage `json:"placement"`
 	Settings         json.RawMessage `json:"settings"`
 	Limit            *int            `json:"limit"`
@@ -131,6 +134,11 @@ func DecodeRequestJSON(data []byte, path string) (*RequestSpec, error) {
 	if doc.Image != nil && len(doc.Image.Properties) > maxImageProperties {
 		return nil, models.E(models.Invalid, models.JoinPath(path, "image.properties"), "at most %d properties, got %d", maxImageProperties, len(doc.Image.Properties))
 	}
+	hints, err := decodeHints(doc.SchedulerHints, models.JoinPath(path, "scheduler_hints"))
+	if err != nil {
+		return nil, err
+	}
+	spec.SchedulerHints = hints
 	if doc.NumInstances != nil {
 		if *doc.NumInstances < 1 {
 			return nil, models.E(models.Invalid, models.JoinPath(path, "num_instances"), "must be at least 1, got %d", *doc.NumInstances)
@@ -272,6 +280,9 @@ func (s *Snapshot) resolve(spec *RequestSpec) (*resolved, error) {
 	}
 	if spec.Image != nil {
 		rv.req.Image = spec.Image.Properties
+	}
+	if h := spec.SchedulerHints; h != nil {
+		rv.req.SameHost, rv.req.DifferentHost = s.hintHosts(h.SameHost), s.hintHosts(h.DifferentHost)
 	}
 	if len(spec.Placement.MemberOf) > 0 {
 		t, err := s.ResolveMemberOf("member_of", "placement.member_of", spec.Placement.MemberOf)

@@ -34,6 +34,9 @@ type SettingsOverride struct {
 	BuildFailureWeightMultiplier         *float64  `json:"build_failure_weight_multiplier,omitempty"`
 	HostSubsetSize                       *float64  `json:"host_subset_size,omitempty"`
 	ShuffleBestSameWeighedHosts          *bool     `json:"shuffle_best_same_weighed_hosts,omitempty"`
+	MaxInstancesPerHost                  *float64  `json:"max_instances_per_host,omitempty"`
+	MaxIoOpsPerHost                      *float64  `json:"max_io_ops_per_host,omitempty"`
+	DefaultAvailabilityZone              *string   `json:"default_availability_zone,omitempty"`
 }
 
 // overrideFields maps a setting's name to its field of SettingsOverride.

@@ -167,6 +167,18 @@ func notModelledWeighers(s *models.Settings) []string {
 
 // weighsUse reports whether a weigher of the run reads what earlier
 // instances took: then each instance of a multi-create is weighed anew.
+// filtersUse reports whether a host filter of the run reads what the
+// earlier instances took (instance and I/O-op counts, free RAM): then
+// each round judges the hosts again, as Nova's does.
+func (r *run) filtersUse() bool {
+	for si := range r.stages {
+		if u, ok := r.stages[si].f.(interface{ readsUse() bool }); ok && u.readsUse() {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *run) weighsUse() bool {
 	for _, w := range r.weighers {
 		if _, ok := w.w.(resourceWeigher); ok {

@@ -127,14 +127,16 @@ func (c *Cloud) Decision(reqID string) (Decision, error) {
 // Boot is one boot request: min_count servers of a flavor from an image,
 // without networks.
 type Boot struct {
-	Name     string
-	Project  string // "" is the admin project
-	Flavor   string // flavor id
-	Image    string // image id
-	Zone     string
-	Group    string // server group uuid, as the "group" scheduler hint
-	Count    int    // min_count = max_count; 0 is 1
-	Metadata map[string]string
+	Name    string
+	Project string // "" is the admin project
+	Flavor  string // flavor id
+	Image   string // image id
+	Zone    string
+	Group   string // server group uuid, as the "group" scheduler hint
+	// SameHost and DifferentHost are server uuids, as those hints.
+	SameHost, DifferentHost []string
+	Count                   int // min_count = max_count; 0 is 1
+	Metadata                map[string]string
 }
 
 // Booted is what became of a boot: the request id, and per server its
@@ -182,8 +184,18 @@ func (c *Cloud) Boot(b Boot) (Booted, error) {
 		server["metadata"] = b.Metadata
 	}
 	body := map[string]any{"server": server}
+	hints := map[string]any{}
 	if b.Group != "" {
-		body["os:scheduler_hints"] = map[string]any{"group": b.Group}
+		hints["group"] = b.Group
+	}
+	if len(b.SameHost) > 0 {
+		hints["same_host"] = b.SameHost
+	}
+	if len(b.DifferentHost) > 0 {
+		hints["different_host"] = b.DifferentHost
+	}
+	if len(hints) > 0 {
+		body["os:scheduler_hints"] = hints
 	}
 	var res struct {
 		ReservationID string `json:"reservation_id"`

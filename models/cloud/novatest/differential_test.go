@@ -38,7 +38,8 @@ var allWeighers = []string{wRAM, wCPU, wDisk, wIoOps, wPCI, wSoftAffinity, wSoft
 // restricted is Nova restricted to what corral models: its filters and
 // weighers only, and the request filters corral has turned on.
 var restricted = config{name: "restricted", enforce: true, subset: 1,
-	on:  []string{fCompute, fCapabilities, fExtraSpecs, fTenant, fAntiAffinity, fAffinity, wSoftAffinity, wSoftAnti},
+	on: []string{fCompute, fCapabilities, fZoneFilter, fAggInstances, fAggIoOps, fSameHost, fDifferentHost,
+		fExtraSpecs, fTenant, fAntiAffinity, fAffinity, wSoftAffinity, wSoftAnti},
 	off: []string{fImageProps, wRAM, wCPU, wDisk, wIoOps, wPCI, wBuildFailure, wCrossCell, wMetrics},
 	conf: `[scheduler]
 limit_tenants_to_placement_aggregate = True
@@ -46,7 +47,7 @@ placement_aggregate_required_for_tenants = False
 query_placement_for_availability_zone = True
 enable_isolated_aggregate_filtering = True
 [filter_scheduler]
-enabled_filters = ComputeFilter,ComputeCapabilitiesFilter,AggregateInstanceExtraSpecsFilter,AggregateMultiTenancyIsolation,ServerGroupAntiAffinityFilter,ServerGroupAffinityFilter
+enabled_filters = ComputeFilter,ComputeCapabilitiesFilter,AvailabilityZoneFilter,AggregateNumInstancesFilter,AggregateIoOpsFilter,SameHostFilter,DifferentHostFilter,AggregateInstanceExtraSpecsFilter,AggregateMultiTenancyIsolation,ServerGroupAntiAffinityFilter,ServerGroupAffinityFilter
 weight_classes = nova.scheduler.weights.affinity.ServerGroupSoftAffinityWeigher,nova.scheduler.weights.affinity.ServerGroupSoftAntiAffinityWeigher
 host_subset_size = 1
 shuffle_best_same_weighed_hosts = False
@@ -153,9 +154,20 @@ func runScenario(t *testing.T, c *novatest.Cloud, cl *cloud.Client, st *store.St
 	parts := relevant(sc.parts, cfg)
 	var out []outcome
 	var lastBoot time.Time
+	var firstServers []string // each boot's first server
+	hint := func(step int) []string {
+		if step < 1 || step > len(firstServers) || firstServers[step-1] == "" {
+			return nil
+		}
+		return []string{firstServers[step-1]}
+	}
 	for i, b := range sc.boots {
 		spec := &scheduling.RequestSpec{ProjectID: orAdmin(b.project), UserID: "admin", Flavor: scheduling.FlavorRef{Name: b.flavor},
 			AvailabilityZone: b.zone, ServerGroup: e.groups[b.group], NumInstances: max(b.count, 1)}
+		same, different := hint(b.sameHostAs), hint(b.differentHostFrom)
+		if same != nil || different != nil {
+			spec.SchedulerHints = &scheduling.SchedulerHints{SameHost: same, DifferentHost: different}
+		}
 		// The image booted, by the properties scheduling reads (corral
 		// does not sync Glance: the request carries them inline).
 		for _, im := range images {
@@ -174,10 +186,15 @@ func runScenario(t *testing.T, c *novatest.Cloud, cl *cloud.Client, st *store.St
 			image = imagePlain
 		}
 		booted, err := c.Boot(novatest.Boot{Name: fmt.Sprintf("%s-%s-%d", cfg.name, sc.name, i), Project: b.project,
-			Flavor: b.flavor, Image: image, Zone: b.zone, Group: e.groups[b.group], Count: b.count})
+			Flavor: b.flavor, Image: image, Zone: b.zone, Group: e.groups[b.group], Count: b.count, SameHost: same, DifferentHost: different})
 		if err != nil {
 			t.Fatal(err)
 		}
+		first := ""
+		if len(booted.Servers) > 0 {
+			first = booted.Servers[0].ID
+		}
+		firstServers = append(firstServers, first)
 		t2 := time.Now()
 		lastBoot = t2
 		d, err := c.Decision(booted.RequestID)

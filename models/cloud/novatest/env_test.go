@@ -75,6 +75,19 @@ func (e *env) aggregate(name, zone string, hosts []string, metadata map[string]s
 	})
 }
 
+// instancesOn counts the servers Nova has on host.
+func (e *env) instancesOn(host string) int {
+	e.t.Helper()
+	var out struct {
+		Servers []struct {
+			ID string `json:"id"`
+		} `json:"servers"`
+	}
+	_, err := e.c.Compute("GET", "servers?all_tenants=1&host="+url.QueryEscape(host), "", nil, &out, http.StatusOK)
+	e.must(err)
+	return len(out.Servers)
+}
+
 // group makes a server group of the admin project.
 func (e *env) group(name, policy string, rules map[string]int) {
 	e.t.Helper()

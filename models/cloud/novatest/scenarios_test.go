@@ -1,6 +1,10 @@
 package novatest_test
 
-import "corral/models/cloud/novatest"
+import (
+	"strconv"
+
+	"corral/models/cloud/novatest"
+)
 
 // The parts of Nova's scheduling a scenario exercises: a host filter or
 // weigher by its class name, or a part of the request.
@@ -27,6 +31,11 @@ const (
 	fAffinity      = "ServerGroupAffinityFilter"
 	fAntiAffinity  = "ServerGroupAntiAffinityFilter"
 	fCompute       = "ComputeFilter"
+	fZoneFilter    = "AvailabilityZoneFilter"
+	fAggInstances  = "AggregateNumInstancesFilter"
+	fAggIoOps      = "AggregateIoOpsFilter"
+	fSameHost      = "SameHostFilter"
+	fDifferentHost = "DifferentHostFilter"
 	fCapabilities  = "ComputeCapabilitiesFilter"
 	fImageProps    = "ImagePropertiesFilter"
 	wSoftAffinity  = "ServerGroupSoftAffinityWeigher"
@@ -73,6 +82,11 @@ var mustAgree = map[string]bool{
 	pZedTenantKeys:  true,
 	pReservationPfx: true,
 	fCompute:        true,
+	fZoneFilter:     true,
+	fAggInstances:   true,
+	fAggIoOps:       true,
+	fSameHost:       true,
+	fDifferentHost:  true,
 	fCapabilities:   true,
 	fImageProps:     false,
 	wRAM:            true,
@@ -141,6 +155,9 @@ var flavors = []flavor{
 type boot struct {
 	flavor, image, zone, project, group string
 	count                               int
+	// sameHostAs and differentHostFrom name an earlier boot of the
+	// scenario (from 1) whose first server the hint names.
+	sameHostAs, differentHostFrom int
 }
 
 // scenario is a state of the cloud (setup, undone by the cleanups it
@@ -254,4 +271,14 @@ var scenarios = []scenario{
 		},
 		boots: []boot{{flavor: "tiny"}}},
 	{name: "dedicated-cpus", parts: []string{pPCPU}, boots: []boot{{flavor: "pinned"}}},
+	{name: "same-and-different-host", restrictedOnly: true, parts: []string{fSameHost, fDifferentHost},
+		boots: []boot{{flavor: "tiny"}, {flavor: "tiny", sameHostAs: 1}, {flavor: "tiny", differentHostFrom: 1}}},
+	// h3 is full at its aggregate's limit (its instances now); h5 has room
+	// for one more, so a multi-create of two takes one there at most.
+	{name: "aggregate-instance-limit", restrictedOnly: true, parts: []string{fAggInstances, pMultiCreate},
+		setup: func(e *env) {
+			e.aggregate("full", "", []string{"h3"}, map[string]string{"max_instances_per_host": strconv.Itoa(e.instancesOn("h3"))})
+			e.aggregate("one-left", "", []string{"h5"}, map[string]string{"max_instances_per_host": strconv.Itoa(e.instancesOn("h5") + 1)})
+		},
+		boots: []boot{{flavor: "tiny"}, {flavor: "tiny", count: 2}}},
 }

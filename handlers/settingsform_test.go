@@ -15,7 +15,7 @@ func TestReadSettingsFormRefusals(t *testing.T) {
 	live := models.DefaultSettings()
 	base := func() url.Values {
 		return url.Values{"required_member_prefix": {"reservation:"}, "default_forbidden_member_prefix": {"reservation:"},
-			"soft_affinity_weight_multiplier": {"1"}, "soft_anti_affinity_weight_multiplier": {"1"}}
+			"soft_affinity_weight_multiplier": {"1"}, "soft_anti_affinity_weight_multiplier": {"1"}, "default_availability_zone": {"nova"}}
 	}
 	for _, tc := range []struct {
 		edit  func(url.Values)

@@ -88,8 +88,6 @@ var HostFilters = []HostFilterInfo{
 	{Name: FilterAvailabilityZone, Help: "Deprecated in Nova: with a zone requested, a host passes when its zone aggregates name the zone (or, in none, when the zone is the default zone)."},
 	{Name: FilterNumInstances, Help: "A host holding max_instances_per_host instances takes no more."},
 	{Name: FilterAggregateNumInstances, Help: "As NumInstancesFilter, with the smallest max_instances_per_host of the host's aggregates where one sets it."},
-	{Name: FilterIoOps, Help: "A host with max_io_ops_per_host instances building or moving takes no more (corral counts only the request's own: task states are not synced)."},
-	{Name: FilterAggregateIoOps, Help: "As IoOpsFilter, with the smallest max_io_ops_per_host of the host's aggregates where one sets it."},
 	{Name: FilterSameHost, Help: "With the same_host hint, only the hosts running one of the servers it names."},
 	{Name: FilterDifferentHost, Help: "With the different_host hint, only the hosts running none of the servers it names."},
 }
@@ -103,7 +101,7 @@ const NotModelledHelp = "not modelled: this preview may differ from Nova"
 // them (a nova.conf import keeps them); they pass every host, and the
 // settings page and the preview name them as not modelled.
 var NotModelledFilters = []string{
-	"ImagePropertiesFilter", "IsolatedHostsFilter",
+	"ImagePropertiesFilter", "IoOpsFilter", "AggregateIoOpsFilter", "IsolatedHostsFilter",
 	"AggregateImagePropertiesIsolation", "JsonFilter", "PciPassthroughFilter", "NUMATopologyFilter", "MetricsFilter",
 	"SimpleCIDRAffinityFilter", "AllHostsFilter", "AggregateTypeAffinityFilter",
 }
@@ -159,9 +157,6 @@ var SettingTable = []Setting{
 	{Name: "max_instances_per_host", Kind: SettingNumber, Group: GroupHostFilters,
 		Label: "Instances per host", Default: 50.0, Section: NovaSectionFilterScheduler, Option: "max_instances_per_host",
 		Help: "NumInstancesFilter and AggregateNumInstancesFilter: a host with this many instances takes no more."},
-	{Name: "max_io_ops_per_host", Kind: SettingNumber, Group: GroupHostFilters,
-		Label: "I/O ops per host", Default: 8.0, Section: NovaSectionFilterScheduler, Option: "max_io_ops_per_host",
-		Help: "IoOpsFilter and AggregateIoOpsFilter: a host with this many instances building or moving takes no more."},
 	{Name: "default_availability_zone", Kind: SettingText, Group: GroupHostFilters,
 		Label: "Default zone", Default: "nova", Section: NovaSectionDefault, Option: "default_availability_zone",
 		Help: "The zone of a host in no zone aggregate, as AvailabilityZoneFilter reads it."},

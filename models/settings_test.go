@@ -67,7 +67,7 @@ func TestDefaultSettingsFromTable(t *testing.T) {
 		MaxPlacementResults: 1000, WeightClasses: NovaDefaultWeightClasses,
 		RAMWeightMultiplier: 1, CPUWeightMultiplier: 1, DiskWeightMultiplier: 1, IoOpsWeightMultiplier: -1,
 		BuildFailureWeightMultiplier: 1000000, HostSubsetSize: 1,
-		MaxInstancesPerHost: 50, MaxIoOpsPerHost: 8, DefaultAvailabilityZone: "nova",
+		MaxInstancesPerHost: 50, DefaultAvailabilityZone: "nova",
 	}
 	got := DefaultSettings()
 	if !reflect.DeepEqual(got, want) {
@@ -169,7 +169,6 @@ func TestNovaConfLinesFromTable(t *testing.T) {
 		"[filter_scheduler]",
 		"enabled_filters = " + strings.Join(st.EnabledFilters, ","),
 		"max_instances_per_host = 50",
-		"max_io_ops_per_host = 8",
 		"soft_affinity_weight_multiplier = 1",
 		"soft_anti_affinity_weight_multiplier = 2.5",
 		"weight_classes = " + NovaDefaultWeightClasses,

@@ -28,7 +28,6 @@ type Settings struct {
 	HostSubsetSize                       float64  `json:"host_subset_size"`
 	ShuffleBestSameWeighedHosts          bool     `json:"shuffle_best_same_weighed_hosts"`
 	MaxInstancesPerHost                  float64  `json:"max_instances_per_host"`
-	MaxIoOpsPerHost                      float64  `json:"max_io_ops_per_host"`
 	DefaultAvailabilityZone              string   `json:"default_availability_zone"`
 }
 
@@ -44,8 +43,6 @@ const (
 	FilterAvailabilityZone            = "AvailabilityZoneFilter"
 	FilterNumInstances                = "NumInstancesFilter"
 	FilterAggregateNumInstances       = "AggregateNumInstancesFilter"
-	FilterIoOps                       = "IoOpsFilter"
-	FilterAggregateIoOps              = "AggregateIoOpsFilter"
 	FilterSameHost                    = "SameHostFilter"
 	FilterDifferentHost               = "DifferentHostFilter"
 )

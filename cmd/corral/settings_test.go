@@ -53,7 +53,7 @@ func TestSettingsExportImportRoundTrip(t *testing.T) {
 		NovaRelease: models.NovaLatest, MaxPlacementResults: 1000, WeightClasses: models.AllWeighers,
 		RAMWeightMultiplier: 1, CPUWeightMultiplier: 1, DiskWeightMultiplier: 1, IoOpsWeightMultiplier: -1,
 		BuildFailureWeightMultiplier: 1000000, HostSubsetSize: 1,
-		MaxInstancesPerHost: 50, MaxIoOpsPerHost: 8, DefaultAvailabilityZone: "nova",
+		MaxInstancesPerHost: 50, DefaultAvailabilityZone: "nova",
 	}
 	if got, gen := settingsOf(t, from); !reflect.DeepEqual(got, want) || gen != 1 {
 		t.Fatalf("imported %+v gen %d\nwant %+v", got, gen, want)

@@ -12,13 +12,13 @@ import (
 
 // The host filters of nova/scheduler/filters that read only what corral
 // holds: a host's zone aggregates, its instances, a request's scheduler
-// hints (nova 26.0.0 … 33.0.0).
+// hints (nova 26.0.0 … 33.0.0). IoOpsFilter is not among them: Nova's
+// scheduler counts its own recent picks into a host's I/O ops until the
+// compute next reports, which no API shows.
 
-// Aggregate metadata keys the per-aggregate limits read.
-const (
-	KeyMaxInstancesPerHost = "max_instances_per_host"
-	KeyMaxIoOpsPerHost     = "max_io_ops_per_host"
-)
+// KeyMaxInstancesPerHost is the aggregate metadata key of
+// AggregateNumInstancesFilter's limit.
+const KeyMaxInstancesPerHost = "max_instances_per_host"
 
 // AvailabilityZoneFilter is nova's deprecated zone filter: with a zone
 // requested, a host passes when one of its zone aggregates names it (a
@@ -96,8 +96,6 @@ func (AggregateNumInstancesFilter) Filter(h *HostState, r *Request) Verdict {
 // Nova runs again for each instance (no run_filter_once_per_request).
 func (NumInstancesFilter) readsUse() bool          { return true }
 func (AggregateNumInstancesFilter) readsUse() bool { return true }
-func (IoOpsFilter) readsUse() bool                 { return true }
-func (AggregateIoOpsFilter) readsUse() bool        { return true }
 
 func numInstancesVerdict(h *HostState, r *Request, limit float64, where string) Verdict {
 	n := int64(h.instances()) + r.use(h).instances
@@ -106,41 +104,6 @@ func numInstancesVerdict(h *HostState, r *Request, limit float64, where string) 
 	}
 	return Verdict{Reason: fmt.Sprintf("the host has %d instances; %s is %s", n, where, pyFloatOrInt(limit)),
 		Summary: "the host has as many instances as " + where + " allows"}
-}
-
-// IoOpsFilter: a host with max_io_ops_per_host instances in I/O-heavy task
-// states takes no more. corral counts this request's earlier instances
-// only: the task states of the host's servers are not synced.
-type IoOpsFilter struct{}
-
-// AggregateIoOpsFilter is IoOpsFilter with the smallest max_io_ops_per_host
-// of the host's aggregates, where one sets it.
-type AggregateIoOpsFilter struct{}
-
-// Name implements HostFilter.
-func (IoOpsFilter) Name() string { return models.FilterIoOps }
-
-// Name implements HostFilter.
-func (AggregateIoOpsFilter) Name() string { return models.FilterAggregateIoOps }
-
-// Filter implements HostFilter.
-func (IoOpsFilter) Filter(h *HostState, r *Request) Verdict {
-	return ioOpsVerdict(h, r, r.Settings.MaxIoOpsPerHost, "max_io_ops_per_host")
-}
-
-// Filter implements HostFilter.
-func (AggregateIoOpsFilter) Filter(h *HostState, r *Request) Verdict {
-	limit, where := aggregateLimit(h, KeyMaxIoOpsPerHost, r.Settings.MaxIoOpsPerHost)
-	return ioOpsVerdict(h, r, limit, where)
-}
-
-func ioOpsVerdict(h *HostState, r *Request, limit float64, where string) Verdict {
-	n := r.use(h).ioOps
-	if float64(n) < limit {
-		return Verdict{Passed: true, Reason: fmt.Sprintf("%d I/O ops of this request, fewer than %s %s (the host's own builds and moves are not synced)", n, where, pyFloatOrInt(limit))}
-	}
-	return Verdict{Reason: fmt.Sprintf("%d I/O ops of this request on the host; %s is %s", n, where, pyFloatOrInt(limit)),
-		Summary: "the host has as many I/O ops as " + where + " allows"}
 }
 
 // aggregateLimit is validate_num_values(aggregate_values_from_key(key),

@@ -14,7 +14,7 @@ const hostFiltersWorld = `{"providers": [
   {"name": "h2", "inventories": {"VCPU": {"total": 64, "allocation_ratio": 1}}},
   {"name": "h3", "inventories": {"VCPU": {"total": 64, "allocation_ratio": 1}}}],
  "aggregates": [
-  {"name": "east", "availability_zone": "east", "members": ["h1"], "metadata": {"max_instances_per_host": "2", "max_io_ops_per_host": " 1 "}},
+  {"name": "east", "availability_zone": "east", "members": ["h1"], "metadata": {"max_instances_per_host": "2"}},
   {"name": "wn", "metadata": {"availability_zone": "west, north", "max_instances_per_host": "lots"}, "members": ["h2"]}],
  "servers": [
   {"uuid": "a0000000-0000-4000-8000-000000000001", "name": "web-1", "project_id": "p", "host": "h1"},
@@ -86,14 +86,6 @@ func TestHostFiltersOfZonesInstancesAndHints(t *testing.T) {
 	// 3 − its instances, so 4 fit on h1 (1), h2 (2) and h3 (3)… minus one.
 	expect("multi-create", run(num, `{`+f+`, "num_instances": 6}`, func(st *models.Settings) { st.MaxInstancesPerHost = 3 }),
 		map[string]string{"h1": "pass", "h2": "pass", "h3": "pass"})
-
-	// I/O ops: a multi-create's second instance on h1 meets the
-	// aggregate's " 1 " (an int to Python).
-	io := []string{models.FilterAggregateIoOps, models.FilterSameHost}
-	got := run(io, `{`+f+`, "num_instances": 2, "scheduler_hints": {"same_host": "a0000000-0000-4000-8000-000000000001"}}`, nil)
-	if !strings.Contains(got["h1"], "I/O ops of this request on the host; the host's aggregate max_io_ops_per_host is 1") {
-		t.Errorf("io ops: h1 %q", got["h1"])
-	}
 
 	hints := []string{models.FilterSameHost, models.FilterDifferentHost}
 	expect("same_host", run(hints, `{`+f+`, "scheduler_hints": {"same_host": ["a0000000-0000-4000-8000-000000000003"]}}`, nil),

@@ -17,8 +17,6 @@ var hostFilters = []HostFilter{
 	AvailabilityZoneFilter{},
 	NumInstancesFilter{},
 	AggregateNumInstancesFilter{},
-	IoOpsFilter{},
-	AggregateIoOpsFilter{},
 	SameHostFilter{},
 	DifferentHostFilter{},
 }

@@ -20,8 +20,6 @@ func TestRegistry(t *testing.T) {
 		models.FilterAvailabilityZone,
 		models.FilterNumInstances,
 		models.FilterAggregateNumInstances,
-		models.FilterIoOps,
-		models.FilterAggregateIoOps,
 		models.FilterSameHost,
 		models.FilterDifferentHost,
 	}

@@ -35,7 +35,6 @@ type SettingsOverride struct {
 	HostSubsetSize                       *float64  `json:"host_subset_size,omitempty"`
 	ShuffleBestSameWeighedHosts          *bool     `json:"shuffle_best_same_weighed_hosts,omitempty"`
 	MaxInstancesPerHost                  *float64  `json:"max_instances_per_host,omitempty"`
-	MaxIoOpsPerHost                      *float64  `json:"max_io_ops_per_host,omitempty"`
 	DefaultAvailabilityZone              *string   `json:"default_availability_zone,omitempty"`
 }
 

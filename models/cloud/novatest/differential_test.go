@@ -38,7 +38,7 @@ var allWeighers = []string{wRAM, wCPU, wDisk, wIoOps, wPCI, wSoftAffinity, wSoft
 // restricted is Nova restricted to what corral models: its filters and
 // weighers only, and the request filters corral has turned on.
 var restricted = config{name: "restricted", enforce: true, subset: 1,
-	on: []string{fCompute, fCapabilities, fZoneFilter, fAggInstances, fAggIoOps, fSameHost, fDifferentHost,
+	on: []string{fCompute, fCapabilities, fZoneFilter, fAggInstances, fSameHost, fDifferentHost,
 		fExtraSpecs, fTenant, fAntiAffinity, fAffinity, wSoftAffinity, wSoftAnti},
 	off: []string{fImageProps, wRAM, wCPU, wDisk, wIoOps, wPCI, wBuildFailure, wCrossCell, wMetrics},
 	conf: `[scheduler]
@@ -47,7 +47,7 @@ placement_aggregate_required_for_tenants = False
 query_placement_for_availability_zone = True
 enable_isolated_aggregate_filtering = True
 [filter_scheduler]
-enabled_filters = ComputeFilter,ComputeCapabilitiesFilter,AvailabilityZoneFilter,AggregateNumInstancesFilter,AggregateIoOpsFilter,SameHostFilter,DifferentHostFilter,AggregateInstanceExtraSpecsFilter,AggregateMultiTenancyIsolation,ServerGroupAntiAffinityFilter,ServerGroupAffinityFilter
+enabled_filters = ComputeFilter,ComputeCapabilitiesFilter,AvailabilityZoneFilter,AggregateNumInstancesFilter,SameHostFilter,DifferentHostFilter,AggregateInstanceExtraSpecsFilter,AggregateMultiTenancyIsolation,ServerGroupAntiAffinityFilter,ServerGroupAffinityFilter
 weight_classes = nova.scheduler.weights.affinity.ServerGroupSoftAffinityWeigher,nova.scheduler.weights.affinity.ServerGroupSoftAntiAffinityWeigher
 host_subset_size = 1
 shuffle_best_same_weighed_hosts = False

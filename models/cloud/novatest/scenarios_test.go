@@ -33,7 +33,6 @@ const (
 	fCompute       = "ComputeFilter"
 	fZoneFilter    = "AvailabilityZoneFilter"
 	fAggInstances  = "AggregateNumInstancesFilter"
-	fAggIoOps      = "AggregateIoOpsFilter"
 	fSameHost      = "SameHostFilter"
 	fDifferentHost = "DifferentHostFilter"
 	fCapabilities  = "ComputeCapabilitiesFilter"
@@ -84,7 +83,6 @@ var mustAgree = map[string]bool{
 	fCompute:        true,
 	fZoneFilter:     true,
 	fAggInstances:   true,
-	fAggIoOps:       true,
 	fSameHost:       true,
 	fDifferentHost:  true,
 	fCapabilities:   true,

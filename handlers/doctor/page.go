@@ -1,9 +1,12 @@
 package doctor
 
 import (
+	"cmp"
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -48,29 +51,86 @@ func (h *page) report(c echo.Context) error {
 	return c.JSON(http.StatusOK, r)
 }
 
-// show is GET /doctor.
+// doctorPageSize is how many findings a page of /doctor shows: a cloud
+// with thousands of traps is read through the counts by code first.
+const doctorPageSize = 50
+
+// show is GET /doctor[?code=C][&page=N]: the counts by code, then one
+// page of the findings (of code C only, when given), loudest first, the
+// acknowledged ones last.
 func (h *page) show(c echo.Context) error {
 	r, err := Build(c.Request().Context(), h.env.Store)
 	if err != nil {
 		return err
 	}
 	u := handlers.CurrentUser(c)
-	p := doctorview.Props{Revision: r.Revision, IsAdmin: u != nil && u.Role == models.RoleAdmin}
+	p := doctorview.Props{Revision: r.Revision, IsAdmin: u != nil && u.Role == models.RoleAdmin,
+		Code: c.QueryParam("code"), Codes: codeCounts(r)}
+	var open, acked []*Entry
+	for i := range r.Findings {
+		e := &r.Findings[i]
+		switch {
+		case p.Code != "" && e.Code != p.Code:
+		case e.Acknowledged != nil:
+			acked = append(acked, e)
+		default:
+			open = append(open, e)
+		}
+	}
+	all := slices.Concat(open, acked)
+	p.Total, p.PageSize = len(all), doctorPageSize
+	p.Pages = max(1, (len(all)+doctorPageSize-1)/doctorPageSize)
+	p.Page, _ = strconv.Atoi(c.QueryParam("page"))
+	p.Page = min(max(p.Page, 1), p.Pages)
 	bySeverity := map[core.Severity]int{}
 	for _, s := range core.Severities {
 		bySeverity[s] = len(p.Groups)
 		p.Groups = append(p.Groups, doctorview.Group{Severity: string(s), Title: severityTitles[s]})
 	}
-	for i := range r.Findings {
-		f := viewFinding(&r.Findings[i])
-		if f.Ack != nil {
+	for _, e := range open {
+		p.Groups[bySeverity[e.Severity]].Total++
+	}
+	p.AckedTotal = len(acked)
+	for i, e := range all[(p.Page-1)*doctorPageSize : min(p.Page*doctorPageSize, len(all))] {
+		f := viewFinding(e)
+		if (p.Page-1)*doctorPageSize+i >= len(open) {
 			p.Acked = append(p.Acked, f)
 			continue
 		}
-		g := &p.Groups[bySeverity[r.Findings[i].Severity]]
+		g := &p.Groups[bySeverity[e.Severity]]
 		g.Findings = append(g.Findings, f)
 	}
 	return handlers.Render(c, http.StatusOK, doctorview.Page(layout.Page(c, "Doctor", "doctor"), p))
+}
+
+// codeCounts is the report's findings by code, loudest code first: the
+// open and acknowledged ones of each.
+func codeCounts(r *Report) []doctorview.CodeCount {
+	idx := map[string]int{}
+	var out []doctorview.CodeCount
+	rank := map[string]int{}
+	for i := range r.Findings {
+		e := &r.Findings[i]
+		j, ok := idx[e.Code]
+		if !ok {
+			j = len(out)
+			idx[e.Code] = j
+			out = append(out, doctorview.CodeCount{Code: e.Code, Severity: string(e.Severity)})
+			rank[e.Code] = slices.Index(core.Severities, e.Severity)
+		}
+		if k := slices.Index(core.Severities, e.Severity); k < rank[e.Code] {
+			rank[e.Code], out[j].Severity = k, string(e.Severity) // a code's loudest finding names it
+		}
+		if e.Acknowledged != nil {
+			out[j].Acked++
+		} else {
+			out[j].Open++
+		}
+	}
+	slices.SortStableFunc(out, func(a, b doctorview.CodeCount) int {
+		return cmp.Or(rank[a.Code]-rank[b.Code], strings.Compare(a.Code, b.Code))
+	})
+	return out
 }
 
 func viewFinding(e *Entry) doctorview.Finding {

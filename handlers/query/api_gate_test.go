@@ -63,3 +63,36 @@ func TestDraftsAPIApplyAsksToConfirmConsequences(t *testing.T) {
 		t.Errorf("a harmless draft without confirm: %d, want 200", st)
 	}
 }
+
+// Renaming a zone whose hosts run servers is a zone trap: the 409 names
+// it with its code, the aggregate, the hosts and how many servers run
+// there (docs/drafts.md, "Zone traps").
+func TestDraftsAPIApplyNamesAZoneRenamedUnderServers(t *testing.T) {
+	c := newClient(t)
+	var d apiDraft
+	if st := c.api("POST", "/api/drafts", `{"name": "rename west", "changes": [{"op": "set_zone", "aggregate": "az-west", "availability_zone": "north"}]}`, &d); st != http.StatusCreated {
+		t.Fatalf("create: %d", st)
+	}
+	var refused struct {
+		apiError
+		Consequences struct {
+			Zones []struct {
+				Code, Aggregate, From, To string
+				Hosts                     []string
+				Servers                   int
+			} `json:"zones"`
+		} `json:"consequences"`
+	}
+	st := c.api("POST", "/api/drafts/"+d.ID+"/apply", fmt.Sprintf(`{"version": %d}`, d.Version), &refused)
+	z := refused.Consequences.Zones
+	if st != http.StatusConflict || len(z) != 1 || z[0].Code != "zone_renamed_under_servers" || z[0].Aggregate != "az-west" ||
+		z[0].From != "west" || z[0].To != "north" || strings.Join(z[0].Hosts, ",") != "cn5,cn6,cn8" || z[0].Servers != 4 {
+		t.Fatalf("apply: %d %+v; want 409 naming the zone trap", st, refused)
+	}
+	if !strings.Contains(refused.Error.Message, "moves aggregate az-west from zone west to zone north under 4 running servers on cn5, cn6, cn8") {
+		t.Errorf("message %q", refused.Error.Message)
+	}
+	if st := c.api("POST", "/api/drafts/"+d.ID+"/apply", fmt.Sprintf(`{"version": %d, "confirm": true}`, d.Version), nil); st != http.StatusOK {
+		t.Errorf("confirmed apply: %d", st)
+	}
+}

@@ -188,6 +188,7 @@ type planner struct {
 	catalogCreates, renames, reparents, traitSets        []Step
 	catalogDeletes                                       []Step
 	traits                                               map[string]bool // carried by some provider at the last sync
+	servers                                              map[string]int  // running servers by host
 }
 
 func newPlanner(p *Plan, kept *Kept, live, next *models.World) *planner {
@@ -201,6 +202,10 @@ func newPlanner(p *Plan, kept *Kept, live, next *models.World) *planner {
 		pl.gone[live.Providers[i].UUID] = true
 	}
 	pl.hostOf = novaHosts(kept, pl.provs)
+	pl.servers = map[string]int{}
+	for i := range live.Servers {
+		pl.servers[live.Servers[i].Host]++
+	}
 	for i := range next.Providers {
 		delete(pl.gone, next.Providers[i].UUID)
 		if pl.provs[next.Providers[i].UUID] == nil {
@@ -252,6 +257,9 @@ func (pl *planner) aggregate(a models.Aggregate) error {
 				pl.renames = append(pl.renames, renameStep(old, a, path))
 			}
 			if zone(old) != zone(&a) {
+				if err := pl.refuseZone(a); err != nil {
+					return err
+				}
 				pl.zones = append(pl.zones, zoneStep(old, a, path, name))
 			}
 		}
@@ -373,6 +381,33 @@ func createStep(a models.Aggregate) Step {
 	return Step{Kind: "create", Aggregate: a.Name, Service: "nova", Method: "POST", Path: "/os-aggregates",
 		Body: map[string]any{"aggregate": body}, Openstack: cmd + " " + shq(a.Name),
 		undo: []scheduling.Change{{Op: scheduling.OpDeleteAggregate, Aggregate: a.Name}}}
+}
+
+// refuseZone refuses what Nova's API refuses of a zone change on an
+// aggregate it has (nova.compute.api's is_safe_to_update_az): taking the
+// zone away ("does not support empty named availability zone"), and any
+// change while the aggregate's hosts, as the last sync read them, run
+// servers ("One or more hosts contain instances in this zone").
+func (pl *planner) refuseZone(a models.Aggregate) error {
+	if zone(&a) == "" {
+		return models.E(models.Invalid, "changes", "aggregate %s: nova refuses to take an aggregate out of its zone: move its hosts to an aggregate without one instead", a.Name)
+	}
+	var busy []string
+	for _, k := range pl.kept.Aggregates {
+		if k.UUID != a.UUID {
+			continue
+		}
+		for _, h := range k.Hosts {
+			if n := pl.servers[h]; n > 0 {
+				busy = append(busy, fmt.Sprintf("%s runs %d", h, n))
+			}
+		}
+	}
+	if len(busy) > 0 {
+		slices.Sort(busy)
+		return models.E(models.Invalid, "changes", "aggregate %s: nova refuses to change the zone of an aggregate whose hosts run servers (%s): take those hosts out of it in a rollout of their own first, or move the servers", a.Name, strings.Join(busy, ", "))
+	}
+	return nil
 }
 
 // zoneStep moves aggregate a from old's zone to its own.

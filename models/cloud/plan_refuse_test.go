@@ -48,3 +48,41 @@ func TestPlanRefusesWhatNoAPICarries(t *testing.T) {
 		t.Errorf("settings: %v %+v", err, p)
 	}
 }
+
+// Nova refuses a zone change on an aggregate whose hosts run servers, and
+// taking an aggregate out of its zone at all: the plan refuses both
+// before anything is sent. A zone change on idle hosts is planned.
+func TestPlanRefusesZoneChangesNovaRefuses(t *testing.T) {
+	const agg, idle = "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa", "bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb"
+	east := "east"
+	live := &models.World{
+		Providers: []models.Provider{{UUID: "11111111-1111-4111-8111-111111111111", Name: "h1", Traits: []string{}},
+			{UUID: "22222222-2222-4222-8222-222222222222", Name: "h2", Traits: []string{}}},
+		Aggregates: []models.Aggregate{
+			{ID: 7, UUID: agg, Name: "busy", AvailabilityZone: &east, Metadata: map[string]string{"availability_zone": east}, Members: []string{"11111111-1111-4111-8111-111111111111"}},
+			{ID: 8, UUID: idle, Name: "idle", AvailabilityZone: &east, Metadata: map[string]string{"availability_zone": east}, Members: []string{"22222222-2222-4222-8222-222222222222"}}},
+		Servers:  []models.Server{{UUID: "33333333-3333-4333-8333-333333333333", Name: "vm1", ProjectID: "p1", Host: "h1"}},
+		Settings: models.DefaultSettings(),
+	}
+	kept := &cloud.Kept{ComputeHosts: []string{"h1", "h2"}, Aggregates: []cloud.NovaAggregate{
+		{ID: 7, UUID: agg, Name: "busy", AvailabilityZone: &east, Metadata: map[string]string{"availability_zone": east}, Hosts: []string{"h1"}},
+		{ID: 8, UUID: idle, Name: "idle", AvailabilityZone: &east, Metadata: map[string]string{"availability_zone": east}, Hosts: []string{"h2"}}}}
+	west, none := "west", ""
+	for _, tc := range []struct {
+		change scheduling.Change
+		want   string
+	}{
+		{scheduling.Change{Op: scheduling.OpSetZone, Aggregate: "busy", AvailabilityZone: &west}, "aggregate busy: nova refuses to change the zone of an aggregate whose hosts run servers (h1 runs 1)"},
+		{scheduling.Change{Op: scheduling.OpSetZone, Aggregate: "idle", AvailabilityZone: &none}, "aggregate idle: nova refuses to take an aggregate out of its zone"},
+	} {
+		_, err := cloud.PlanRollout(kept, live, []scheduling.Change{tc.change})
+		var me *models.Error
+		if !errors.As(err, &me) || me.Kind != models.Invalid || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %s: %v, want Invalid with %q", tc.change.Op, tc.change.Aggregate, err, tc.want)
+		}
+	}
+	p, err := cloud.PlanRollout(kept, live, []scheduling.Change{{Op: scheduling.OpSetZone, Aggregate: "idle", AvailabilityZone: &west}})
+	if err != nil || len(p.Steps) != 1 || p.Steps[0].Kind != "zone" {
+		t.Errorf("a zone change on idle hosts: %v %+v", err, p)
+	}
+}

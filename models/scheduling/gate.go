@@ -41,6 +41,9 @@ type Gate struct {
 	Servers []StrandedServer `json:"servers"`
 	Groups  []BrokenGroup    `json:"groups"`
 	Pairs   []EmptiedPair    `json:"pairs"`
+	// Zones are the hosts running servers moved out of their zone
+	// (gate_zones.go).
+	Zones []ZoneMove `json:"zones"`
 	// PairsChecked is how many project × flavor pairs were judged;
 	// PairsLosing and PairsGaining how many of them lose or gain hosts.
 	PairsChecked int `json:"pairs_checked"`
@@ -54,9 +57,10 @@ type Gate struct {
 }
 
 // NeedsConfirmation reports whether the write strands a server, breaks a
-// group or leaves a pair with no host.
+// group, leaves a pair with no host or moves running servers' hosts out
+// of their zone.
 func (g *Gate) NeedsConfirmation() bool {
-	return len(g.Servers)+len(g.Groups)+len(g.Pairs) > 0
+	return len(g.Servers)+len(g.Groups)+len(g.Pairs)+len(g.Zones) > 0
 }
 
 // Confirmed reports whether token agrees to exactly these consequences
@@ -89,6 +93,12 @@ func (g *Gate) Consequences() []string {
 			names = append(names, p.Project+" × "+p.Flavor)
 		}
 		out = append(out, fmt.Sprintf("leaves %s with no host: %s", countOf(n, "project × flavor pair", "project × flavor pairs"), listMore(names, n)))
+	}
+	for _, z := range g.Zones[:min(len(g.Zones), gateNames)] {
+		out = append(out, z.Reason)
+	}
+	if n := len(g.Zones) - gateNames; n > 0 {
+		out = append(out, fmt.Sprintf("moves the hosts of %s more out of their zones under running servers", countOf(n, "aggregate", "aggregates")))
 	}
 	return out
 }
@@ -168,7 +178,8 @@ func GateBetween(live, draft *Snapshot, changes []Change) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Gate{Servers: st.Servers, Groups: st.Groups, Pairs: []EmptiedPair{}, Impact: m, PairsChecked: len(projects) * len(flavors)}
+	g := &Gate{Servers: st.Servers, Groups: st.Groups, Pairs: []EmptiedPair{}, Zones: ZoneMoves(live, draft), Impact: m,
+		PairsChecked: len(projects) * len(flavors)}
 	for i := range m.Cells {
 		for _, c := range m.Cells[i] {
 			if c.Error != "" {
@@ -202,6 +213,9 @@ func (g *Gate) token() string {
 	}
 	for _, p := range g.Pairs {
 		fmt.Fprintf(h, "p\x00%s\x00%s\n", p.Project, p.Flavor)
+	}
+	for _, z := range g.Zones {
+		fmt.Fprintf(h, "z\x00%s\x00%s\x00%s\x00%s\x00%s\n", z.Code, z.AggregateUUID, z.From, z.To, strings.Join(z.Hosts, ","))
 	}
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }

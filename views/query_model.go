@@ -16,11 +16,19 @@ type QueryForm struct {
 	AZ         string
 	Group      string
 	Num        string
-	MemberOf   []QueryTerm
-	Numbered   []QueryNumberedTerm
-	Draft      string
-	More       bool              // the admin asked for more blank term rows
-	Errors     map[string]string // by form field name
+	// Image is the booted image's properties, "key=value" lines; BFV a
+	// boot from volume.
+	Image string
+	BFV   bool
+	// SameHost and DifferentHost are those scheduler hints: servers by
+	// name or uuid, separated by commas or spaces.
+	SameHost      string
+	DifferentHost string
+	MemberOf      []QueryTerm
+	Numbered      []QueryNumberedTerm
+	Draft         string
+	More          bool              // the admin asked for more blank term rows
+	Errors        map[string]string // by form field name
 	// What the host × stage matrix shows: failed hosts only, those a
 	// stage excluded first, names containing a text, and the page.
 	HostsFailed bool
@@ -194,6 +202,12 @@ func (f QueryForm) Values() url.Values {
 	set("az", f.AZ)
 	set("group", f.Group)
 	set("num", f.Num)
+	set("image", f.Image)
+	if f.BFV {
+		q.Set("bfv", "1")
+	}
+	set("same_host", f.SameHost)
+	set("different_host", f.DifferentHost)
 	for _, t := range f.MemberOf {
 		if t.Value != "" {
 			q.Add("member_of", t.Value)
@@ -387,7 +401,7 @@ func depthClass(d int) string {
 }
 
 // queryFieldNames are the form fields with an error slot of their own.
-var queryFieldNames = []string{"draft", "project", "user", "flavor", "extra_specs", "az", "group", "num"}
+var queryFieldNames = []string{"draft", "project", "user", "flavor", "extra_specs", "az", "group", "num", "image", "same_host", "different_host"}
 
 func errorRole(msg string) string {
 	if msg == "" {

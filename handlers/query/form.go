@@ -30,16 +30,20 @@ const (
 // (blank ones included) so that error slots line up with the inputs.
 func parseForm(q url.Values) views.QueryForm {
 	f := views.QueryForm{
-		Project:    strings.TrimSpace(q.Get("project")),
-		User:       strings.TrimSpace(q.Get("user")),
-		Flavor:     strings.TrimSpace(q.Get("flavor")),
-		ExtraSpecs: q.Get("extra_specs"),
-		AZ:         strings.TrimSpace(q.Get("az")),
-		Group:      strings.TrimSpace(q.Get("group")),
-		Num:        strings.TrimSpace(q.Get("num")),
-		Draft:      strings.TrimSpace(q.Get("draft")),
-		More:       q.Get("more") != "",
-		Errors:     map[string]string{},
+		Project:       strings.TrimSpace(q.Get("project")),
+		User:          strings.TrimSpace(q.Get("user")),
+		Flavor:        strings.TrimSpace(q.Get("flavor")),
+		ExtraSpecs:    q.Get("extra_specs"),
+		AZ:            strings.TrimSpace(q.Get("az")),
+		Group:         strings.TrimSpace(q.Get("group")),
+		Num:           strings.TrimSpace(q.Get("num")),
+		Image:         q.Get("image"),
+		BFV:           q.Get("bfv") != "",
+		SameHost:      strings.TrimSpace(q.Get("same_host")),
+		DifferentHost: strings.TrimSpace(q.Get("different_host")),
+		Draft:         strings.TrimSpace(q.Get("draft")),
+		More:          q.Get("more") != "",
+		Errors:        map[string]string{},
 	}
 	mf := parseMatrixFilter(q)
 	f.HostsFailed, f.HostsStage, f.HostsName, f.HostsPage = mf.Failed, mf.Stage, mf.Name, mf.Page
@@ -127,6 +131,11 @@ func compact(f views.QueryForm) views.QueryForm {
 // parseExtraSpecs reads "key=value" lines. The first '=' splits, so values
 // may hold nova's operators ("<in> a", "s== b", ">= 4").
 func parseExtraSpecs(text string) (map[string]string, error) {
+	return parseKeyValues(text, "extra_specs")
+}
+
+// parseKeyValues reads "key=value" lines for the form field named field.
+func parseKeyValues(text, field string) (map[string]string, error) {
 	specs := map[string]string{}
 	for i, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
@@ -136,24 +145,33 @@ func parseExtraSpecs(text string) (map[string]string, error) {
 		k, v, ok := strings.Cut(line, "=")
 		k = strings.TrimSpace(k)
 		if !ok || k == "" {
-			return nil, models.E(models.Invalid, "extra_specs", "line %d: %q is not key=value", i+1, line)
+			return nil, models.E(models.Invalid, field, "line %d: %q is not key=value", i+1, line)
 		}
 		specs[k] = strings.TrimSpace(v)
 	}
 	return specs, nil
 }
 
+// lookups are what buildRequest resolves against the world: a flavor by
+// name (to lay ad-hoc extra specs over its own), a server by name or uuid
+// (for the scheduler hints).
+type lookups struct {
+	flavor func(string) (*models.Flavor, bool)
+	server func(string) (string, error)
+}
+
 // buildRequest turns the form into a request. Field errors (a bad number,
 // a malformed extra-spec line, a bad group number) are recorded on f next
-// to the field or term, and the first one is returned. flavorOf looks a
-// flavor up by name, to lay ad-hoc extra specs over its own.
-func buildRequest(f *views.QueryForm, flavorOf func(string) (*models.Flavor, bool), limit int) (*scheduling.RequestSpec, error) {
+// to the field or term, and the first one is returned.
+func buildRequest(f *views.QueryForm, look lookups, limit int) (*scheduling.RequestSpec, error) {
+	flavorOf := look.flavor
 	r := &scheduling.RequestSpec{
 		ProjectID:        f.Project,
 		UserID:           f.User,
 		AvailabilityZone: f.AZ,
 		ServerGroup:      f.Group,
 		NumInstances:     1,
+		IsBFV:            f.BFV,
 		Limit:            limit,
 	}
 	var firstErr error
@@ -174,6 +192,22 @@ func buildRequest(f *views.QueryForm, flavorOf func(string) (*models.Flavor, boo
 	specs, err := parseExtraSpecs(f.ExtraSpecs)
 	if err != nil {
 		fail(err)
+	}
+	if props, err := parseKeyValues(f.Image, "image"); err != nil {
+		fail(err)
+	} else if len(props) > 0 {
+		r.Image = &scheduling.ImageSpec{Properties: props}
+	}
+	same, err := hintServers(f.SameHost, "same_host", look.server)
+	if err != nil {
+		fail(err)
+	}
+	different, err := hintServers(f.DifferentHost, "different_host", look.server)
+	if err != nil {
+		fail(err)
+	}
+	if same != nil || different != nil {
+		r.SchedulerHints = &scheduling.SchedulerHints{SameHost: same, DifferentHost: different}
 	}
 	switch {
 	case len(specs) == 0:
@@ -220,6 +254,30 @@ func buildRequest(f *views.QueryForm, flavorOf func(string) (*models.Flavor, boo
 		r.Placement.Groups[key] = g
 	}
 	return r, firstErr
+}
+
+// maxHintRefs bounds the servers one hint field names.
+const maxHintRefs = 100
+
+// hintServers reads a hint field: servers by name or uuid, separated by
+// commas or spaces, each resolved to its uuid.
+func hintServers(text, field string, server func(string) (string, error)) ([]string, error) {
+	refs := strings.FieldsFunc(text, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	if len(refs) > maxHintRefs {
+		return nil, models.E(models.Invalid, field, "at most %d servers, got %d", maxHintRefs, len(refs))
+	}
+	out := make([]string, 0, len(refs))
+	for _, ref := range refs {
+		u, err := server(ref)
+		if err != nil {
+			return nil, models.E(models.Invalid, field, "%s", message(err))
+		}
+		out = append(out, u)
+	}
+	return out, nil
 }
 
 // message is an error's text without the field prefix: the page shows it

@@ -126,7 +126,7 @@ func (h *Handler) evaluateOn(f *views.QueryForm, live, draft *state, res views.Q
 	if main.snap.Index().Len() <= smallWorld {
 		limit = 0
 	}
-	spec, ferr := buildRequest(f, main.snap.Flavor, limit)
+	spec, ferr := buildRequest(f, lookups{flavor: main.snap.Flavor, server: main.snap.ServerUUID}, limit)
 	if bad || ferr != nil {
 		res.Error = "Fix the marked fields and terms to see the result."
 		if ferr != nil && !bad {
@@ -177,6 +177,12 @@ func formField(field string) string {
 		return "group"
 	case field == "num_instances":
 		return "num"
+	case strings.HasPrefix(field, "image"):
+		return "image"
+	case field == "scheduler_hints.same_host":
+		return "same_host"
+	case field == "scheduler_hints.different_host":
+		return "different_host"
 	case field == "availability_zone":
 		return "az"
 	case field == "project_id":

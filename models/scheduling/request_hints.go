@@ -3,6 +3,7 @@ package scheduling
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 
 	"corral/models"
 )
@@ -65,6 +66,30 @@ func decodeHints(raw json.RawMessage, path string) (*SchedulerHints, error) {
 		}
 	}
 	return &h, nil
+}
+
+// ServerUUID finds a server by uuid or by name (a name two servers share
+// is refused, naming both), for the pages' hint fields.
+func (s *Snapshot) ServerUUID(ref string) (string, error) {
+	if srv, ok := s.serverByUUID[ref]; ok {
+		return srv.UUID, nil
+	}
+	var found []string
+	for _, srv := range s.world.Servers {
+		if srv.Name == ref {
+			found = append(found, srv.UUID)
+		}
+	}
+	switch len(found) {
+	case 0:
+		if models.ValidUUID(ref) {
+			return ref, nil // a server corral does not know runs nowhere, as for Nova
+		}
+		return "", models.E(models.Invalid, "server", "no server named %q", ref)
+	case 1:
+		return found[0], nil
+	}
+	return "", models.E(models.Invalid, "server", "%d servers are named %q (%s): give a uuid", len(found), ref, strings.Join(found, ", "))
 }
 
 // hintHosts maps each host to the servers of uuids it runs, by name (the

@@ -151,8 +151,12 @@ func (a *Applier) rollOut(ctx context.Context, c *Client, actor models.Actor, pl
 			return nil, err
 		}
 		if len(rep.Drift) > 0 {
-			return nil, models.E(models.Conflict, "", "the cloud changed since corral's last sync, so nothing was sent: %s. Sync (the Cloud page's Sync now), check that the change still makes sense, and make it again",
-				strings.Join(rep.Drift, "; "))
+			where := ""
+			if plan.DraftID != "" {
+				where = " (the draft's rebase page, /drafts/" + plan.DraftID + "/rebase, shows each field beside the draft's base)"
+			}
+			return nil, models.E(models.Conflict, "", "the cloud changed since corral's last sync, so nothing was sent: %s. Sync (the Cloud page's Sync now), check that the change still makes sense%s, and make it again",
+				strings.Join(rep.Drift, "; "), where)
 		}
 		if rep.Failed != nil {
 			return nil, partialFailure(rep)

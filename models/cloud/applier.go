@@ -42,6 +42,11 @@ func (a *Applier) Apply(ctx context.Context, actor models.Actor, changes []sched
 		if err != nil {
 			return err
 		}
+		// A form read corral's generations; a write (or a sync) since
+		// gave the object a new one. Checked under the lock syncs take.
+		if err = a.Store.CheckGenerations(ctx, changes); err != nil {
+			return err
+		}
 		next, err := scheduling.ApplyChanges(live, changes)
 		if err != nil {
 			return err

@@ -69,6 +69,11 @@ func (c *Client) drift(ctx context.Context, plan *Plan) ([]models.Drift, error) 
 // it creates, with Nova's now.
 func (c *Client) aggregateDrift(ctx context.Context, plan *Plan) ([]models.Drift, error) {
 	var out []models.Drift
+	if len(plan.touchedAggs) == 0 && len(plan.newNames) == 0 {
+		// Nothing to compare; and the person a write acts for may not
+		// read aggregates (a member creating a server group).
+		return nil, nil
+	}
 	var aggs struct {
 		Aggregates []NovaAggregate `json:"aggregates"`
 	}

@@ -2,6 +2,7 @@ package cloud_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -44,6 +45,15 @@ func TestConnectedDriftOnTheRebasePage(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	var doc0 struct {
+		Drift []struct{ Object, Field, Base, Cloud string } `json:"drift"`
+	}
+	r = api.Get("/api/drafts/" + d.ID)
+	must(t, json.Unmarshal([]byte(r.Body), &doc0))
+	if len(doc0.Drift) != 1 || doc0.Drift[0].Field != "metadata ssd" || doc0.Drift[0].Base != "true" || doc0.Drift[0].Cloud != "false" {
+		t.Errorf("the draft's JSON: drift %+v, want metadata ssd true → false", doc0.Drift)
+	}
+
 	page := "/drafts/" + d.ID + "/rebase"
 	doc := a.admin.Get(page).Doc(t)
 	type row struct{ object, field, base, cloud string }
@@ -62,6 +72,9 @@ func TestConnectedDriftOnTheRebasePage(t *testing.T) {
 	a.admin.Follow(page, page, form)
 	if n := a.admin.Get(page).Doc(t).Find(`[data-testid="rebase-drift"]`).Length(); n != 0 {
 		t.Errorf("after the rebase the page still shows the drift")
+	}
+	if r := api.Get("/api/drafts/" + d.ID); strings.Contains(r.Body, `"drift"`) {
+		t.Errorf("after the rebase the draft's JSON still has the drift: %s", r.Body)
 	}
 	d, err := a.Store.GetDraft(ctx, d.ID)
 	must(t, err)

@@ -93,7 +93,7 @@ func actAs(c echo.Context, p *models.Person, via string) error {
 	c.Set(ctxPerson, p)
 	c.Set(ctxVia, via)
 	r := c.Request()
-	c.SetRequest(r.WithContext(models.WithPersonToken(r.Context(), p.Token)))
+	c.SetRequest(r.WithContext(models.WithPersonIn(r.Context(), p.Token, p.ProjectID)))
 	return nil
 }
 

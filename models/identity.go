@@ -47,13 +47,22 @@ type ProjectRef struct {
 
 type personTokenKey struct{}
 
+// personOnCtx is what WithPersonToken puts on a context.
+type personOnCtx struct{ token, project string }
+
 // WithPersonToken is ctx carrying the token of the person a request acts
 // for: the cloud client sends it instead of corral's own identity.
 func WithPersonToken(ctx context.Context, token string) context.Context {
+	return WithPersonIn(ctx, token, "")
+}
+
+// WithPersonIn is WithPersonToken with the project the token is scoped to:
+// Nova creates what the person creates (a server group) in that project.
+func WithPersonIn(ctx context.Context, token, project string) context.Context {
 	if token == "" {
 		return ctx
 	}
-	return context.WithValue(ctx, personTokenKey{}, token)
+	return context.WithValue(ctx, personTokenKey{}, personOnCtx{token, project})
 }
 
 // WithoutPersonToken is ctx acting as corral itself again (a sync).
@@ -61,11 +70,18 @@ func WithoutPersonToken(ctx context.Context) context.Context {
 	if PersonToken(ctx) == "" {
 		return ctx
 	}
-	return context.WithValue(ctx, personTokenKey{}, "")
+	return context.WithValue(ctx, personTokenKey{}, personOnCtx{})
 }
 
 // PersonToken is the token WithPersonToken put on ctx, or "".
 func PersonToken(ctx context.Context) string {
-	t, _ := ctx.Value(personTokenKey{}).(string)
-	return t
+	p, _ := ctx.Value(personTokenKey{}).(personOnCtx)
+	return p.token
+}
+
+// PersonProject is the project of the person's token on ctx, or "" (no
+// person, or a project not given).
+func PersonProject(ctx context.Context) string {
+	p, _ := ctx.Value(personTokenKey{}).(personOnCtx)
+	return p.project
 }

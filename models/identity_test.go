@@ -42,4 +42,11 @@ func TestPersonTokenOnTheContext(t *testing.T) {
 	if PersonToken(WithoutPersonToken(as)) != "" {
 		t.Error("a sync would still act as the person")
 	}
+	in := WithPersonIn(ctx, "tok", "p1")
+	if PersonToken(in) != "tok" || PersonProject(in) != "p1" || PersonProject(as) != "" {
+		t.Errorf("the person's project: %q with it, %q without", PersonProject(in), PersonProject(as))
+	}
+	if out := WithoutPersonToken(in); PersonToken(out) != "" || PersonProject(out) != "" {
+		t.Error("a sync would still act in the person's project")
+	}
 }

@@ -63,14 +63,16 @@ func (api *API) createServerGroup(c echo.Context) error {
 	}
 	create := scheduling.Change{Op: scheduling.OpCreateServerGroup, ServerGroup: spec.Name, UUID: models.NewUUID(),
 		Project: who.ProjectID, User: who.UserID, Policy: spec.Policy, Rules: spec.Rules}
-	_, err := api.env.Writer.Apply(c.Request().Context(), handlers.Actor(c), []scheduling.Change{create})
+	applied, err := api.env.Writer.Apply(c.Request().Context(), handlers.Actor(c), []scheduling.Change{create})
 	if err != nil {
 		if models.KindOf(err) == models.OverQuota {
 			return faultf(http.StatusForbidden, "Quota exceeded, too many server groups.")
 		}
 		return err
 	}
-	g, err := api.env.Store.GetServerGroup(c.Request().Context(), create.UUID)
+	// Connected, Nova chose the group's uuid, and the re-sync stored it
+	// under that one: the answer is the group as Nova has it.
+	g, err := api.env.Store.GetServerGroup(c.Request().Context(), applied.IDOf(create.UUID))
 	if err != nil {
 		return err
 	}

@@ -163,8 +163,8 @@ func (h *Handler) GroupCreate(c echo.Context) error {
 		return retryForm(c, "/server-groups/new", "group-new", f.Errors, "")
 	}
 	changes := read.Changes
-	id := changes[0].UUID
-	if _, err := h.apply(c, changes); err != nil {
+	applied, err := h.apply(c, changes)
+	if err != nil {
 		if !userError(err) {
 			return err
 		}
@@ -175,7 +175,8 @@ func (h *Handler) GroupCreate(c echo.Context) error {
 	if n, ok := changes[0].Rules[models.RuleMaxServerPerHost]; ok {
 		msg += fmt.Sprintf(" and max_server_per_host=%d", n)
 	}
-	return redirectFlash(c, handlers.FlashSuccess, msg+".", "/server-groups/"+id)
+	// Connected, the group is Nova's, under the uuid Nova gave it.
+	return redirectFlash(c, handlers.FlashSuccess, msg+".", "/server-groups/"+applied.IDOf(changes[0].UUID))
 }
 
 // readGroupForm reads the new-group form (forms.GroupCreate), as typed

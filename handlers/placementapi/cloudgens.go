@@ -74,7 +74,7 @@ func (api *API) checkCloudGenerations(c echo.Context, changes []scheduling.Chang
 	if api.env.CloudIdentities() == nil {
 		return nil
 	}
-	for _, ch := range changes {
+	for i, ch := range changes {
 		if ch.Provider == "" || ch.Generation == nil {
 			continue
 		}
@@ -85,6 +85,9 @@ func (api *API) checkCloudGenerations(c echo.Context, changes []scheduling.Chang
 		if g != *ch.Generation {
 			return models.E(models.Conflict, "generation", "resource provider %s is at generation %d in placement, not %d", ch.Provider, g, *ch.Generation)
 		}
+		// Checked: the write path reads a change's generation as
+		// corral's own, which this one is not.
+		changes[i].Generation = nil
 	}
 	return nil
 }

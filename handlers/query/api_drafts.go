@@ -49,6 +49,10 @@ type draftDoc struct {
 	// Conflicts lists the objects changed since the draft touched them;
 	// applying fails while it is not empty.
 	Conflicts []string `json:"conflicts"`
+	// Drift is what the cloud had changed since the draft's base, field
+	// by field, when its rollout was last refused for it (connected; as
+	// on the rebase page); absent otherwise.
+	Drift []models.Drift `json:"drift,omitempty"`
 }
 
 func (h *Handler) draftDoc(ctx context.Context, d *store.Draft) (*draftDoc, error) {
@@ -60,8 +64,12 @@ func (h *Handler) draftDoc(ctx context.Context, d *store.Draft) (*draftDoc, erro
 	if err != nil {
 		return nil, err
 	}
+	drift, _, err := h.lastDrift(ctx, d.ID)
+	if err != nil {
+		return nil, err
+	}
 	doc := &draftDoc{ID: d.ID, Name: d.Name, Author: d.Author, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
-		BaseRevision: d.BaseRevision, Version: d.Version, Changes: changes, Described: []string{}, Conflicts: conflicts}
+		BaseRevision: d.BaseRevision, Version: d.Version, Changes: changes, Described: []string{}, Conflicts: conflicts, Drift: drift}
 	if doc.Changes == nil {
 		doc.Changes = []scheduling.Change{}
 	}

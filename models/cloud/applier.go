@@ -42,6 +42,11 @@ func (a *Applier) Apply(ctx context.Context, actor models.Actor, changes []sched
 		if err != nil {
 			return err
 		}
+		// A form read corral's generations; a write (or a sync) since
+		// gave the object a new one. Checked under the lock syncs take.
+		if err = a.Store.CheckGenerations(ctx, changes); err != nil {
+			return err
+		}
 		next, err := scheduling.ApplyChanges(live, changes)
 		if err != nil {
 			return err
@@ -151,8 +156,12 @@ func (a *Applier) rollOut(ctx context.Context, c *Client, actor models.Actor, pl
 			return nil, err
 		}
 		if len(rep.Drift) > 0 {
-			return nil, models.E(models.Conflict, "", "the cloud changed since corral's last sync, so nothing was sent: %s. Sync (the Cloud page's Sync now), check that the change still makes sense, and make it again",
-				strings.Join(rep.Drift, "; "))
+			where := ""
+			if plan.DraftID != "" {
+				where = " (the draft's rebase page, /drafts/" + plan.DraftID + "/rebase, shows each field beside the draft's base)"
+			}
+			return nil, models.E(models.Conflict, "", "the cloud changed since corral's last sync, so nothing was sent: %s. Sync (the Cloud page's Sync now), check that the change still makes sense%s, and make it again",
+				strings.Join(rep.Drift, "; "), where)
 		}
 		if rep.Failed != nil {
 			return nil, partialFailure(rep)
@@ -166,6 +175,12 @@ func (a *Applier) rollOut(ctx context.Context, c *Client, actor models.Actor, pl
 		}
 		for _, s := range rep.Done {
 			out.Cloud.Calls = append(out.Cloud.Calls, s.String())
+			if s.Kind == "group_create" && s.planned != "" {
+				if out.Cloud.Created == nil {
+					out.Cloud.Created = map[string]string{}
+				}
+				out.Cloud.Created[s.planned] = s.id
+			}
 		}
 		if err != nil {
 			return nil, models.E(models.Unavailable, "", "%s (%d call(s) made: %s)", err.Error(), len(rep.Done), strings.Join(out.Cloud.Calls, "; "))
@@ -333,12 +348,10 @@ func refuseUncarried(live, next *models.World) error {
 func carriedWhole(ch Change) string {
 	verb := map[string]string{"added": "create", "removed": "delete"}[ch.Op]
 	switch ch.Kind {
-	case "aggregate", "flavor", "provider":
+	case "aggregate", "flavor", "provider", "server_group":
 		return "" // planned, or refused by the plan with its reason
 	case "server":
 		return fmt.Sprintf("server %s: servers are Nova's; corral does not %s them", ch.Name, verb)
-	case "server_group":
-		return fmt.Sprintf("server group %s: corral does not %s server groups in the cloud from here yet: use `openstack server group %s`, or a draft's rollout", ch.Name, verb, verb)
 	}
 	return fmt.Sprintf("%s %s: corral does not %s %ss in the cloud yet", strings.ReplaceAll(ch.Kind, "_", " "), ch.Name, verb, ch.Kind)
 }

@@ -35,7 +35,7 @@ func startConnected(t *testing.T, c *cloudtest.Cloud) *connectedApp {
 	st := storetest.Open(t)
 	s := &cloud.Syncer{Store: st, Options: cloud.Options{ComputeURL: c.ComputeURL, PlacementURL: c.PlacementURL, Token: cloudtest.Token}}
 	app := webtest.StartWith(t, webtest.Options{Store: st, Config: web.Config{Cloud: s}, Tokens: true,
-		Users: []webtest.User{{Name: webtest.AdminName, Role: models.RoleAdmin, Password: webtest.AdminPassword}}})
+		Users: []webtest.User{{Name: webtest.AdminName, Role: models.RoleAdmin, Project: "admin", Password: webtest.AdminPassword}}})
 	app.AdminName, app.AdminPassword = webtest.AdminName, webtest.AdminPassword
 	if _, err := s.SyncNow(context.Background(), actor); err != nil {
 		t.Fatal(err)
@@ -266,19 +266,30 @@ func TestConnectedRefusals(t *testing.T) {
 		t.Errorf("after a refused resize nova has vcpus %d, extra specs %v", vcpus, props)
 	}
 
-	// A new server group: not rolled out yet, so refused, not kept.
-	r = a.admin.Submit("/server-groups", "/server-groups", url.Values{"name": {"cr-new-group"}, "policy": {"affinity"}, "project": {"p1"}})
-	if r.StatusCode == http.StatusSeeOther {
-		r = a.admin.Get(r.Header.Get("Location"))
+	// A server group's policy: Nova fixes it when the group is made, so a
+	// world that changes it is refused whole and nothing is sent. (New
+	// and deleted groups reach Nova: TestConnectedServerGroupsReachNova.)
+	w, err := a.Store.ExportWorld(context.Background())
+	must(t, err)
+	for i := range w.ServerGroups {
+		if w.ServerGroups[i].UUID == f.group {
+			w.ServerGroups[i].Policy, w.ServerGroups[i].Rules = models.PolicyAffinity, map[string]int{}
+		}
 	}
-	if msg := flashes(t, r); !strings.Contains(msg, "server group cr-new-group") || !strings.Contains(msg, "nothing was sent") {
-		t.Errorf("a new server group says %q", msg)
+	admin := models.Actor{Name: webtest.AdminName, Via: "console", Role: models.RoleAdmin}
+	err = a.Env.Writer.ImportWorldAt(context.Background(), admin, w, false, -1)
+	if msg := fmt.Sprint(err); !strings.Contains(msg, "server group cr-g1: Nova cannot change a server group's policy or rules") || !strings.Contains(msg, "nothing was sent") {
+		t.Errorf("a group's policy changed while connected: %v", err)
 	}
-	if out := openstackCLI(t, c.ComputeURL, cloudtest.Token, "--os-compute-api-version", "2.64", "server", "group", "list", "--all-projects", "-f", "value"); strings.Contains(out, "cr-new-group") {
-		t.Errorf("a refused server group reached nova: %s", out)
+	var g struct {
+		ServerGroup novaGroup `json:"server_group"`
 	}
-	if gs, err := a.Store.ExportWorld(context.Background()); err != nil || slices.ContainsFunc(gs.ServerGroups, func(g models.ServerGroup) bool { return g.Name == "cr-new-group" }) {
-		t.Errorf("a refused server group is stored in corral (%v)", err)
+	must(t, c.Call("compute", "GET", "os-server-groups/"+f.group, nil, &g, 200))
+	if g.ServerGroup.Policy != models.PolicyAntiAffinity || fmt.Sprint(g.ServerGroup.Rules["max_server_per_host"]) != "2" {
+		t.Errorf("after a refused policy change nova's group is %+v", g.ServerGroup)
+	}
+	if st, err := a.Store.GetServerGroup(context.Background(), f.group); err != nil || st.Policy != models.PolicyAntiAffinity {
+		t.Errorf("after a refused policy change corral holds %+v (%v)", st, err)
 	}
 
 	// Quotas through corral's compute API reach Nova's.

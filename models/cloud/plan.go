@@ -48,6 +48,9 @@ type Step struct {
 	inv          map[string]*models.Inventory // provider_inventories: classes set (nil: removed)
 	ensure       []string                     // custom traits or resource classes created first when missing
 	id           string                       // the flavor's id, the server group's or provider's uuid
+	// planned is the uuid a created server group had in corral's plan;
+	// Nova gives it another (id, once the call is made).
+	planned string
 	// undo restores what the call changes; created undoes what the call
 	// created before its main write (a trait, a resource class), kept
 	// even when that write fails; noUndo says what no draft restores.

@@ -259,7 +259,7 @@ func groupCreateStep(g models.ServerGroup) Step {
 	}
 	// The undo deletes the group by the id Nova gives it (set when the
 	// call is made).
-	return Step{Kind: "group_create", Object: "server_group", Aggregate: g.Name, Project: g.ProjectID, Service: "nova", Method: "POST",
+	return Step{Kind: "group_create", Object: "server_group", Aggregate: g.Name, Project: g.ProjectID, planned: g.UUID, Service: "nova", Method: "POST",
 		Path: "/os-server-groups", Body: map[string]any{"server_group": body}, Openstack: cmd + " " + shq(g.Name)}
 }
 

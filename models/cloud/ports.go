@@ -54,4 +54,7 @@ type ApplierStore interface {
 	PendingDraft(ctx context.Context, id string) (name string, changes []scheduling.Change, err error)
 	DraftVersion(ctx context.Context, id string) (int64, error)
 	ImportedWorld(ctx context.Context, w *models.World, replace bool) (*models.World, int64, error)
+	// CheckGenerations refuses changes whose generation is not the one
+	// the object has in corral now (a Conflict naming it).
+	CheckGenerations(ctx context.Context, changes []scheduling.Change) error
 }

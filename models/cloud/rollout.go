@@ -17,7 +17,9 @@ type RolloutReport struct {
 	Plan *Plan
 	// Drift lists, object by object and field by field, what the cloud
 	// changed since the last sync; a rollout with drift sends nothing.
+	// Drifts are the same with the last sync's value and the cloud's.
 	Drift    []string
+	Drifts   []models.Drift
 	Done     []Step
 	Failed   *Step
 	Error    string
@@ -43,7 +45,16 @@ func (c *Client) Rollout(ctx context.Context, st RolloutStore, actor models.Acto
 		return nil, err
 	}
 	if len(drift) > 0 {
-		r.Drift = drift
+		r.Drifts = drift
+		for _, d := range drift {
+			r.Drift = append(r.Drift, d.Text)
+		}
+		if plan.DraftID != "" {
+			// The draft's rebase page shows what the cloud holds now beside
+			// the draft's base, even once a sync has brought it in.
+			_ = st.AuditCloudCall(context.WithoutCancel(ctx), actor, models.AuditRolloutDrift, "draft", plan.DraftID, plan.DraftName,
+				map[string]any{"calls": len(plan.Steps)}, map[string]any{"drift": drift})
+		}
 		return r, nil
 	}
 	scoped, err := c.groupClients(ctx, plan)

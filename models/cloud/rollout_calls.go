@@ -202,11 +202,20 @@ func (c *Client) createGroup(ctx context.Context, s *Step, sc *gophercloud.Servi
 
 // groupClients makes, before anything is sent, a compute client acting in
 // the project of each server group the plan creates: Nova creates a
-// group in the project of the token it is sent with.
+// group in the project of the token it is sent with. Acting for a
+// person, that token is theirs (the request layer sends it): the group is
+// theirs, in their token's project, and another project is refused.
 func (c *Client) groupClients(ctx context.Context, plan *Plan) (map[string]*gophercloud.ServiceClient, error) {
 	out := map[string]*gophercloud.ServiceClient{}
 	for _, s := range plan.Steps {
 		if s.Kind != "group_create" || out[s.Project] != nil {
+			continue
+		}
+		if models.PersonToken(ctx) != "" {
+			if p := models.PersonProject(ctx); p != "" && p != s.Project {
+				return nil, models.E(models.Invalid, "server_group", "server group %s belongs to project %s, and nova creates a group in the project of your token (%s): switch to project %s to create it", s.Aggregate, s.Project, p, s.Project)
+			}
+			out[s.Project] = c.Compute
 			continue
 		}
 		sc, err := c.computeIn(ctx, s.Project)

@@ -26,6 +26,18 @@ type CloudWrite struct {
 	// Local names what stays in corral only (the scheduler's settings,
 	// which live in nova.conf), with the nova.conf lines to change.
 	Local []string `json:"local,omitempty"`
+	// Created maps the uuid a change gave an object it creates to the id
+	// the cloud gave it instead: Nova chooses a server group's uuid.
+	Created map[string]string `json:"created,omitempty"`
+}
+
+// IDOf is the id the object a change created under uuid has now: the
+// cloud's when a connected write created it there, else uuid itself.
+func (a *Applied) IDOf(uuid string) string {
+	if a != nil && a.Cloud != nil && a.Cloud.Created[uuid] != "" {
+		return a.Cloud.Created[uuid]
+	}
+	return uuid
 }
 
 // Summary says where a connected write went, for a person: "rolled out

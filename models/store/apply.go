@@ -208,6 +208,15 @@ func (t *txn) checkGenerations(changes []scheduling.Change) error {
 	return nil
 }
 
+// CheckGenerations refuses, as Apply would, changes whose generation is
+// not the one the object they name has in corral now. Connected, the
+// cloud write path checks with it the generations a console form read
+// (corral's own: a sync gives an object the cloud changed a new one).
+func (s *Store) CheckGenerations(ctx context.Context, changes []scheduling.Change) error {
+	err := s.readTx(ctx, func(tx *gorm.DB) error { return (&txn{tx: tx}).checkGenerations(changes) })
+	return mapErr("store.CheckGenerations", err)
+}
+
 // namedObject says which object with a generation change c names: its
 // kind ("" for none), its reference and, for a server group, the project
 // the reference is read in.

@@ -193,7 +193,8 @@ func buildRequest(f *views.QueryForm, look lookups, limit int) (*scheduling.Requ
 	if err != nil {
 		fail(err)
 	}
-	if props, err := parseKeyValues(f.Image, "image"); err != nil {
+	props, err := parseKeyValues(f.Image, "image")
+	if err != nil {
 		fail(err)
 	} else if len(props) > 0 {
 		r.Image = &scheduling.ImageSpec{Properties: props}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
 	"strings"
 	"time"
@@ -209,8 +210,9 @@ func (a *Applier) rollOut(ctx context.Context, c *Client, actor models.Actor, pl
 // partialFailure is the error of a rollout stopped by a failed call: which
 // calls were done, which failed and why, and the draft that undoes them.
 func partialFailure(rep *RolloutReport) error {
+	kind := refusalKind(rep.FailedStatus)
 	if len(rep.Done) == 0 {
-		return models.E(models.Unavailable, "", "the cloud refused %s: %s. Nothing was changed", rep.Failed.String(), rep.Error)
+		return models.E(kind, "", "the cloud refused %s: %s. Nothing was changed", rep.Failed.String(), rep.Error)
 	}
 	var done []string
 	for _, s := range rep.Done {
@@ -227,7 +229,24 @@ func partialFailure(rep *RolloutReport) error {
 	if len(rep.NoUndo) > 0 {
 		msg += ". No draft can undo these; undo them by hand: " + strings.Join(rep.NoUndo, "; ")
 	}
-	return models.E(models.Unavailable, "", "%s", msg)
+	return models.E(kind, "", "%s", msg)
+}
+
+// refusalKind is the kind of a call the cloud refused, by its status, so
+// that a door answers as the cloud did (a 409 of Nova's is a 409 of
+// corral's); a cloud that did not answer, or failed, is Unavailable.
+func refusalKind(status int) models.Kind {
+	switch status {
+	case http.StatusBadRequest:
+		return models.Invalid
+	case http.StatusForbidden:
+		return models.Forbidden
+	case http.StatusNotFound:
+		return models.NotFound
+	case http.StatusConflict:
+		return models.Conflict
+	}
+	return models.Unavailable
 }
 
 // novaConfChanges are the nova.conf lines ("[section] option = value")

@@ -2,6 +2,7 @@ package cloud
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,14 +19,17 @@ type RolloutReport struct {
 	// Drift lists, object by object and field by field, what the cloud
 	// changed since the last sync; a rollout with drift sends nothing.
 	// Drifts are the same with the last sync's value and the cloud's.
-	Drift    []string
-	Drifts   []models.Drift
-	Done     []Step
-	Failed   *Step
-	Error    string
-	NotDone  []Step
-	Mirrored []string // hosts whose Placement copy does not agree after the rollout
-	UndoID   string   // the draft that undoes what was done (on failure)
+	Drift  []string
+	Drifts []models.Drift
+	Done   []Step
+	Failed *Step
+	Error  string
+	// FailedStatus is the HTTP status the cloud answered the failed call
+	// (0 when it did not answer).
+	FailedStatus int
+	NotDone      []Step
+	Mirrored     []string // hosts whose Placement copy does not agree after the rollout
+	UndoID       string   // the draft that undoes what was done (on failure)
 	// NoUndo names, after a failure, what the calls done changed that the
 	// undo draft cannot restore (a deleted server group's id, a flavor's
 	// access), each with what to do by hand.
@@ -112,6 +116,10 @@ func (c *Client) makeCalls(ctx context.Context, st RolloutStore, actor models.Ac
 		auditCall(ctx, st, actor, s, answer, callErr)
 		if callErr != nil {
 			r.Failed, r.Error = &s, callErr.Error()
+			var se *ServiceError
+			if errors.As(callErr, &se) {
+				r.FailedStatus = se.Status()
+			}
 			r.NotDone = plan.Steps[i+1:]
 			break
 		}

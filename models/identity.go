@@ -47,17 +47,13 @@ type ProjectRef struct {
 
 type personTokenKey struct{}
 
-// personOnCtx is what WithPersonToken puts on a context.
+// personOnCtx is what WithPersonIn puts on a context.
 type personOnCtx struct{ token, project string }
 
-// WithPersonToken is ctx carrying the token of the person a request acts
-// for: the cloud client sends it instead of corral's own identity.
-func WithPersonToken(ctx context.Context, token string) context.Context {
-	return WithPersonIn(ctx, token, "")
-}
-
-// WithPersonIn is WithPersonToken with the project the token is scoped to:
-// Nova creates what the person creates (a server group) in that project.
+// WithPersonIn is ctx carrying the token of the person a request acts for,
+// and the project it is scoped to: the cloud client sends the token
+// instead of corral's own identity, and Nova creates what the person
+// creates (a server group) in that project.
 func WithPersonIn(ctx context.Context, token, project string) context.Context {
 	if token == "" {
 		return ctx
@@ -73,7 +69,7 @@ func WithoutPersonToken(ctx context.Context) context.Context {
 	return context.WithValue(ctx, personTokenKey{}, personOnCtx{})
 }
 
-// PersonToken is the token WithPersonToken put on ctx, or "".
+// PersonToken is the token WithPersonIn put on ctx, or "".
 func PersonToken(ctx context.Context) string {
 	p, _ := ctx.Value(personTokenKey{}).(personOnCtx)
 	return p.token

@@ -32,10 +32,10 @@ func TestPersonRoleFromKeystoneRoles(t *testing.T) {
 // The person's token rides on the context until a sync takes it off.
 func TestPersonTokenOnTheContext(t *testing.T) {
 	ctx := context.Background()
-	if PersonToken(ctx) != "" || PersonToken(WithPersonToken(ctx, "")) != "" {
+	if PersonToken(ctx) != "" || PersonToken(WithPersonIn(ctx, "", "")) != "" {
 		t.Error("a token out of nowhere")
 	}
-	as := WithPersonToken(ctx, "tok")
+	as := WithPersonIn(ctx, "tok", "")
 	if PersonToken(as) != "tok" {
 		t.Error("the token is lost")
 	}

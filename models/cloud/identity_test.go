@@ -164,7 +164,7 @@ func TestKeystoneIdentity(t *testing.T) {
 			UserID    string `json:"user_id"`
 		} `json:"server_group"`
 	}
-	asAlice := models.WithPersonToken(ctx, aliceTok)
+	asAlice := models.WithPersonIn(ctx, aliceTok, "")
 	if err := client.SendForTest(asAlice, "compute", "POST", "os-server-groups",
 		map[string]any{"server_group": map[string]any{"name": "alice-group", "policy": "anti-affinity"}}, &made, 200); err != nil {
 		t.Fatal(err)
@@ -183,7 +183,7 @@ func TestKeystoneIdentity(t *testing.T) {
 			back.ServerGroup.ProjectID, back.ServerGroup.UserID, alpha, people["alice"].ID)
 	}
 	// A refusal reaches the caller with the cloud's own message.
-	err = client.SendForTest(models.WithPersonToken(ctx, "gAAAAABnot-a-token-at-all-xxxxxxxxxxxxxxxx"), "compute", "POST", "os-server-groups",
+	err = client.SendForTest(models.WithPersonIn(ctx, "gAAAAABnot-a-token-at-all-xxxxxxxxxxxxxxxx", ""), "compute", "POST", "os-server-groups",
 		map[string]any{"server_group": map[string]any{"name": "nobody-group", "policy": "anti-affinity"}}, nil, 200)
 	var se *cloud.ServiceError
 	if !errors.As(err, &se) || se.Status() != 401 || strings.Contains(err.Error(), "not-a-token") {

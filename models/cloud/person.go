@@ -9,7 +9,7 @@ import (
 )
 
 // asCaller is sc as the person the request acts for, when ctx carries a
-// person's token (models.WithPersonToken): the same endpoint, microversion
+// person's token (models.WithPersonIn): the same endpoint, microversion
 // and transport, with that token instead of corral's own identity and
 // without re-authenticating as corral when it is refused. Without such a
 // token (sync, people signed in with corral's own users) it is sc.

@@ -532,14 +532,14 @@ func queryForm(f QueryForm, o QueryOptions) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, "<textarea id=\"q-image\" name=\"image\" rows=\"2\" placeholder=\"key=value, one a line (trait:CUSTOM_X=required, hw_cpu_policy=dedicated)\" data-testid=\"q-image\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, "<textarea id=\"q-image\" name=\"image\" rows=\"2\" placeholder=\"key=value, one a line\" title=\"The booted image's properties, e.g. trait:CUSTOM_X=required or hw_cpu_policy=dedicated\" data-testid=\"q-image\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var24 string
 			templ_7745c5c3_Var24, templ_7745c5c3_Err = templ.JoinStringErrs(f.Image)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/query.templ`, Line: 80, Col: 167}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/query.templ`, Line: 80, Col: 211}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var24))
 			if templ_7745c5c3_Err != nil {

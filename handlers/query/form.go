@@ -156,8 +156,8 @@ func parseKeyValues(text, field string) (map[string]string, error) {
 // name (to lay ad-hoc extra specs over its own), a server by name or uuid
 // (for the scheduler hints).
 type lookups struct {
-	flavor func(string) (*models.Flavor, bool)
-	server func(string) (string, error)
+	flavor  func(string) (*models.Flavor, bool)
+	servers func([]string) ([]string, error)
 }
 
 // buildRequest turns the form into a request. Field errors (a bad number,
@@ -199,11 +199,11 @@ func buildRequest(f *views.QueryForm, look lookups, limit int) (*scheduling.Requ
 	} else if len(props) > 0 {
 		r.Image = &scheduling.ImageSpec{Properties: props}
 	}
-	same, err := hintServers(f.SameHost, "same_host", look.server)
+	same, err := hintServers(f.SameHost, "same_host", look.servers)
 	if err != nil {
 		fail(err)
 	}
-	different, err := hintServers(f.DifferentHost, "different_host", look.server)
+	different, err := hintServers(f.DifferentHost, "different_host", look.servers)
 	if err != nil {
 		fail(err)
 	}
@@ -262,7 +262,7 @@ const maxHintRefs = 100
 
 // hintServers reads a hint field: servers by name or uuid, separated by
 // commas or spaces, each resolved to its uuid.
-func hintServers(text, field string, server func(string) (string, error)) ([]string, error) {
+func hintServers(text, field string, servers func([]string) ([]string, error)) ([]string, error) {
 	refs := strings.FieldsFunc(text, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 	if len(refs) == 0 {
 		return nil, nil
@@ -270,13 +270,9 @@ func hintServers(text, field string, server func(string) (string, error)) ([]str
 	if len(refs) > maxHintRefs {
 		return nil, models.E(models.Invalid, field, "at most %d servers, got %d", maxHintRefs, len(refs))
 	}
-	out := make([]string, 0, len(refs))
-	for _, ref := range refs {
-		u, err := server(ref)
-		if err != nil {
-			return nil, models.E(models.Invalid, field, "%s", message(err))
-		}
-		out = append(out, u)
+	out, err := servers(refs)
+	if err != nil {
+		return nil, models.E(models.Invalid, field, "%s", message(err))
 	}
 	return out, nil
 }

@@ -126,7 +126,7 @@ func (h *Handler) evaluateOn(f *views.QueryForm, live, draft *state, res views.Q
 	if main.snap.Index().Len() <= smallWorld {
 		limit = 0
 	}
-	spec, ferr := buildRequest(f, lookups{flavor: main.snap.Flavor, server: main.snap.ServerUUID}, limit)
+	spec, ferr := buildRequest(f, lookups{flavor: main.snap.Flavor, servers: main.snap.ServerUUIDs}, limit)
 	if bad || ferr != nil {
 		res.Error = "Fix the marked fields and terms to see the result."
 		if ferr != nil && !bad {

@@ -207,7 +207,7 @@ func disabledHostInTenantAggregate(in *Input) ([]Finding, error) {
 	return unschedulableInTenantAggregates(in, "disabled_host_in_tenant_aggregate",
 		"The host's compute service is disabled, so the projects of its tenant aggregates count on capacity Nova will not schedule to.",
 		func(p *models.Provider) string {
-			if p.HasTrait(traitStatusDisabled) || p.Compute.Disabled() {
+			if hostDisabled(p) {
 				return "disabled"
 			}
 			return ""
@@ -224,7 +224,7 @@ func downHostInTenantAggregate(in *Input) ([]Finding, error) {
 		func(p *models.Provider) string {
 			cs := p.Compute
 			switch {
-			case p.HasTrait(traitStatusDisabled) || cs.Disabled() || !cs.Down():
+			case hostDisabled(p) || !cs.Down():
 				return ""
 			case cs.ForcedDown:
 				return "forced down"
@@ -233,6 +233,12 @@ func downHostInTenantAggregate(in *Input) ([]Finding, error) {
 			}
 			return "down"
 		})
+}
+
+// hostDisabled: Nova's COMPUTE_STATUS_DISABLED trait on the provider, or
+// the service as synced (before Nova has set the trait).
+func hostDisabled(p *models.Provider) bool {
+	return p.HasTrait(traitStatusDisabled) || p.Compute.Disabled()
 }
 
 // unschedulableInTenantAggregates finds the hosts state names a condition

@@ -83,9 +83,31 @@ func TestHostFiltersOfZonesInstancesAndHints(t *testing.T) {
 	expect("aggregate limit", run(agg, `{`+f+`}`, nil),
 		map[string]string{"h1": "the host has 2 instances; the host's aggregate max_instances_per_host is 2", "h2": "pass", "h3": "pass"})
 	// A multi-create counts its own: with a limit of 3 each host takes
-	// 3 − its instances, so 4 fit on h1 (1), h2 (2) and h3 (3)… minus one.
-	expect("multi-create", run(num, `{`+f+`, "num_instances": 6}`, func(st *models.Settings) { st.MaxInstancesPerHost = 3 }),
-		map[string]string{"h1": "pass", "h2": "pass", "h3": "pass"})
+	// 3 − its instances, h1 one, h2 two, h3 three; a seventh fits nowhere.
+	placed := func(n int) (map[string]int, bool) {
+		t.Helper()
+		w.Settings = models.DefaultSettings()
+		w.Settings.EnabledFilters, w.Settings.MaxInstancesPerHost = num, 3
+		s, err := NewSnapshot(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := s.Run(&RequestSpec{ProjectID: "p", Flavor: FlavorRef{Name: "f"}, NumInstances: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int{}
+		for _, h := range tr.Hosts {
+			out[h.Name] = h.Instances
+		}
+		return out, tr.Error == nil
+	}
+	if got, ok := placed(6); !ok || got["h1"] != 1 || got["h2"] != 2 || got["h3"] != 3 {
+		t.Errorf("six instances at 3 a host: placed %v (all placed %v), want h1 1, h2 2, h3 3", got, ok)
+	}
+	if _, ok := placed(7); ok {
+		t.Error("a seventh instance was placed where every host is at max_instances_per_host")
+	}
 
 	hints := []string{models.FilterSameHost, models.FilterDifferentHost}
 	expect("same_host", run(hints, `{`+f+`, "scheduler_hints": {"same_host": ["a0000000-0000-4000-8000-000000000003"]}}`, nil),

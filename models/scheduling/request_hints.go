@@ -68,28 +68,39 @@ func decodeHints(raw json.RawMessage, path string) (*SchedulerHints, error) {
 	return &h, nil
 }
 
-// ServerUUID finds a server by uuid or by name (a name two servers share
-// is refused, naming both), for the pages' hint fields.
-func (s *Snapshot) ServerUUID(ref string) (string, error) {
-	if srv, ok := s.serverByUUID[ref]; ok {
-		return srv.UUID, nil
-	}
-	var found []string
-	for _, srv := range s.world.Servers {
-		if srv.Name == ref {
-			found = append(found, srv.UUID)
+// ServerUUIDs finds servers by uuid or by name, in one pass over the
+// servers, for the pages' hint fields. A name two servers share is
+// refused, naming both; a uuid corral does not know is kept (it runs
+// nowhere, as for Nova).
+func (s *Snapshot) ServerUUIDs(refs []string) ([]string, error) {
+	byName := map[string][]string{}
+	for _, ref := range refs {
+		if _, ok := s.serverByUUID[ref]; !ok {
+			byName[ref] = nil
 		}
 	}
-	switch len(found) {
-	case 0:
-		if models.ValidUUID(ref) {
-			return ref, nil // a server corral does not know runs nowhere, as for Nova
+	if len(byName) > 0 {
+		for _, srv := range s.world.Servers {
+			if found, wanted := byName[srv.Name]; wanted {
+				byName[srv.Name] = append(found, srv.UUID)
+			}
 		}
-		return "", models.E(models.Invalid, "server", "no server named %q", ref)
-	case 1:
-		return found[0], nil
 	}
-	return "", models.E(models.Invalid, "server", "%d servers are named %q (%s): give a uuid", len(found), ref, strings.Join(found, ", "))
+	out := make([]string, 0, len(refs))
+	for _, ref := range refs {
+		found, named := byName[ref]
+		switch {
+		case !named || len(found) == 0 && models.ValidUUID(ref):
+			out = append(out, ref)
+		case len(found) == 0:
+			return nil, models.E(models.Invalid, "server", "no server named %q", ref)
+		case len(found) == 1:
+			out = append(out, found[0])
+		default:
+			return nil, models.E(models.Invalid, "server", "%d servers are named %q (%s): give a uuid", len(found), ref, strings.Join(found, ", "))
+		}
+	}
+	return out, nil
 }
 
 // hintHosts maps each host to the servers of uuids it runs, by name (the
